@@ -2,24 +2,46 @@ package dev.portage.cli;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 
 /** The top-level {@code portage} command; each component adds a subcommand. */
 @Command(
     name = "portage",
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
-    description = "Traffic components a Kubernetes platform runs between its networks.")
+    description = "Traffic components a Kubernetes platform runs between its networks.",
+    subcommands = {})
 public final class PortageCommand implements Runnable {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Mixin LoggingOptions logging = new LoggingOptions();
 
   @Override
   public void run() {
     spec.commandLine().usage(spec.commandLine().getOut());
   }
 
+  /** A command line wired with Portage's error handling; tests use it to capture output. */
+  public static CommandLine commandLine() {
+    CommandLine cl = new CommandLine(new PortageCommand());
+    cl.setCaseInsensitiveEnumValuesAllowed(true);
+    cl.setExecutionStrategy(
+        parseResult -> {
+          PortageCommand top = (PortageCommand) parseResult.commandSpec().userObject();
+          top.logging.apply();
+          return new CommandLine.RunLast().execute(parseResult);
+        });
+    cl.setExecutionExceptionHandler(
+        (ex, commandLine, parseResult) -> {
+          commandLine.getErr().println("portage: " + ex.getMessage());
+          return ex instanceof IllegalArgumentException ? 2 : 1;
+        });
+    return cl;
+  }
+
   /** Parses and runs; returns the process exit code. */
   public static int execute(String... args) {
-    return new CommandLine(new PortageCommand()).execute(args);
+    return commandLine().execute(args);
   }
 }

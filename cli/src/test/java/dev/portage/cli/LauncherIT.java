@@ -1,0 +1,62 @@
+package dev.portage.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Runs the real {@code bin/portage} script in the ways a fresh machine would. */
+class LauncherIT {
+
+  private static final Path LAUNCHER = Path.of("..", "bin", "portage").toAbsolutePath().normalize();
+
+  @Test
+  void withoutAnyJdk21ItExitsWithOneClearLine(@TempDir Path emptyJvmDir) throws Exception {
+    // A PATH with only the basic tools and a JAVA_HOME that is not a JDK: no java >= 21 anywhere
+    // the script may look, except /usr/lib/jvm which we cannot hide; so point the script at a copy
+    // whose /usr/lib/jvm glob is replaced.
+    Path script = emptyJvmDir.resolve("portage");
+    String text = Files.readString(LAUNCHER, StandardCharsets.UTF_8).replace("/usr/lib/jvm/*", emptyJvmDir + "/none/*");
+    Files.writeString(script, text);
+    ProcessBuilder pb = new ProcessBuilder("bash", script.toString(), "--version");
+    pb.environment().put("PATH", "/usr/bin:/bin");
+    pb.environment().put("JAVA_HOME", emptyJvmDir.toString());
+    // /usr/bin/java is 17 on this kind of machine; if it is 21+ the script rightly accepts it.
+    Process p = pb.start();
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (systemJavaMajor() >= 21) {
+      return;
+    }
+    assertThat(p.exitValue()).isNotZero();
+    assertThat(err.strip().lines()).hasSize(1);
+    assertThat(err).contains("no Java 21+ found").contains("install a JDK 21 or newer");
+  }
+
+  @Test
+  void findsAJdk21AndRunsTheJar() throws Exception {
+    ProcessBuilder pb = new ProcessBuilder("bash", LAUNCHER.toString(), "--version");
+    pb.environment().remove("JAVA_HOME");
+    pb.redirectErrorStream(true);
+    Process p = pb.start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(300, TimeUnit.SECONDS)).isTrue();
+    assertThat(p.exitValue()).as(out).isZero();
+    assertThat(out).contains("portage ");
+    int major = Integer.parseInt(out.replaceAll("(?s).*java (\\d+).*", "$1"));
+    assertThat(major).isGreaterThanOrEqualTo(21);
+  }
+
+  private static int systemJavaMajor() throws IOException, InterruptedException {
+    Process p = new ProcessBuilder("/usr/bin/java", "-XshowSettings:properties", "-version").redirectErrorStream(true).start();
+    String s = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    p.waitFor(30, TimeUnit.SECONDS);
+    String v = s.replaceAll("(?s).*java.specification.version = ([0-9.]+).*", "$1");
+    return Integer.parseInt(v.startsWith("1.") ? v.substring(2) : v.split("\\.")[0]);
+  }
+}

@@ -1,0 +1,71 @@
+package dev.portage.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class PortageCommandTest {
+
+  private final StringWriter out = new StringWriter();
+  private final StringWriter err = new StringWriter();
+
+  private int run(String... args) {
+    CommandLine cl = PortageCommand.commandLine();
+    cl.setOut(new PrintWriter(out, true));
+    cl.setErr(new PrintWriter(err, true));
+    return cl.execute(args);
+  }
+
+  @Test
+  void versionNamesPortageAndTheJvm() {
+    assertThat(run("--version")).isZero();
+    assertThat(out.toString()).startsWith("portage ").contains("java ");
+  }
+
+  @Test
+  void helpListsGlobalLoggingOptions() {
+    assertThat(run("--help")).isZero();
+    assertThat(out.toString()).contains("Usage: portage").contains("--log-level").contains("--log-format");
+  }
+
+  @Test
+  void noArgumentsPrintsUsage() {
+    assertThat(run()).isZero();
+    assertThat(out.toString()).contains("Usage: portage");
+  }
+
+  @Test
+  void unknownOptionIsAUsageError() {
+    assertThat(run("--no-such-flag")).isEqualTo(2);
+    assertThat(err.toString()).contains("Unknown option: '--no-such-flag'");
+  }
+
+  @Test
+  void badLogLevelIsRejectedWithTheChoices() {
+    assertThat(run("--log-level", "LOUD")).isEqualTo(2);
+    assertThat(err.toString()).contains("--log-level").contains("LOUD").contains("DEBUG");
+  }
+
+  @Test
+  void bundledLogbackConfigurationLoadsWithoutErrors() {
+    assertThat(run("--log-format", "json")).isZero();
+    ch.qos.logback.classic.LoggerContext ctx =
+        (ch.qos.logback.classic.LoggerContext) org.slf4j.LoggerFactory.getILoggerFactory();
+    assertThat(ctx.getStatusManager().getCopyOfStatusList())
+        .noneMatch(s -> s.getLevel() >= ch.qos.logback.core.status.Status.WARN);
+    assertThat(run("--log-format", "text")).isZero();
+  }
+
+  @Test
+  void logLevelIsAppliedCaseInsensitively() {
+    assertThat(run("--log-level", "debug")).isZero();
+    ch.qos.logback.classic.Logger root =
+        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    assertThat(root.getLevel()).isEqualTo(ch.qos.logback.classic.Level.DEBUG);
+    assertThat(run("--log-level", "INFO")).isZero();
+    assertThat(root.getLevel()).isEqualTo(ch.qos.logback.classic.Level.INFO);
+  }
+}
