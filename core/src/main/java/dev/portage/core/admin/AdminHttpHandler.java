@@ -44,7 +44,10 @@ final class AdminHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest
   protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
     if (request.decoderResult().isFailure()) {
       FullHttpResponse response =
-          response(request, AdminResponse.text(400, "bad request: " + request.decoderResult().cause().getMessage() + "\n"));
+          response(
+              request,
+              AdminResponse.text(
+                  400, "bad request: " + request.decoderResult().cause().getMessage() + "\n"));
       response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
       ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
       return;

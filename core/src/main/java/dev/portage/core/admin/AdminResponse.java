@@ -13,7 +13,8 @@ import java.util.Objects;
  * @param body response bytes; sent without a body for {@code HEAD}
  * @param headers extra response headers
  */
-public record AdminResponse(int status, String contentType, byte[] body, Map<String, String> headers) {
+public record AdminResponse(
+    int status, String contentType, byte[] body, Map<String, String> headers) {
 
   public AdminResponse {
     if (status < 100 || status > 599) {
@@ -41,6 +42,9 @@ public record AdminResponse(int status, String contentType, byte[] body, Map<Str
 
   private static AdminResponse of(int status, String contentType, String body) {
     return new AdminResponse(
-        status, contentType, Objects.requireNonNull(body, "body").getBytes(StandardCharsets.UTF_8), Map.of());
+        status,
+        contentType,
+        Objects.requireNonNull(body, "body").getBytes(StandardCharsets.UTF_8),
+        Map.of());
   }
 }

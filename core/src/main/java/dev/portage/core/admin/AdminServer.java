@@ -34,6 +34,7 @@ import org.slf4j.LoggerFactory;
 public final class AdminServer implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(AdminServer.class);
+
   /** Admin requests are small; anything larger is refused with 413 by the aggregator. */
   private static final int MAX_REQUEST_BYTES = 64 * 1024;
 
@@ -47,6 +48,7 @@ public final class AdminServer implements AutoCloseable {
   private Channel serverChannel; // guarded by this
   private boolean started; // guarded by this
   private boolean closed; // guarded by this
+
   /** Read by accepted channels racing with close(): either close() sees them or they see this. */
   private volatile boolean closing;
 
@@ -65,7 +67,8 @@ public final class AdminServer implements AutoCloseable {
     routes.put("/readyz", builtIn(new HealthEndpoint("readyz", builder.readinessChecks)));
     routes.put("/metrics", builtIn(new MetricsEndpoint(builder.registry)));
     routes.put("/", null); // placeholder so the index lists itself
-    builder.routes.forEach((path, route) -> routes.put(path, new AdminHttpHandler.Route(route, false)));
+    builder.routes.forEach(
+        (path, route) -> routes.put(path, new AdminHttpHandler.Route(route, false)));
     if (routes.get("/") == null) {
       String index = String.join("\n", routes.keySet()) + "\n";
       routes.put("/", builtIn(request -> AdminResponse.text(200, index)));
@@ -93,7 +96,8 @@ public final class AdminServer implements AutoCloseable {
     ChannelFuture bind;
     synchronized (this) {
       if (closed || started) {
-        throw new IllegalStateException(closed ? "admin server is closed" : "admin server already started");
+        throw new IllegalStateException(
+            closed ? "admin server is closed" : "admin server already started");
       }
       started = true;
       if (ownsGroup) {
@@ -145,7 +149,9 @@ public final class AdminServer implements AutoCloseable {
     return (InetSocketAddress) serverChannel.localAddress();
   }
 
-  /** Unbinds, closes open connections and shuts down the server's own event loop group. Idempotent. */
+  /**
+   * Unbinds, closes open connections and shuts down the server's own event loop group. Idempotent.
+   */
   @Override
   public void close() {
     Channel channel;
@@ -229,7 +235,8 @@ public final class AdminServer implements AutoCloseable {
       Objects.requireNonNull(path, "path");
       Objects.requireNonNull(handler, "handler");
       if (!path.startsWith("/") || path.contains("?")) {
-        throw new IllegalArgumentException("path: " + path + " (expected: starts with '/', no query)");
+        throw new IllegalArgumentException(
+            "path: " + path + " (expected: starts with '/', no query)");
       }
       routes.put(path, handler);
       return this;
@@ -255,7 +262,8 @@ public final class AdminServer implements AutoCloseable {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(check, "check");
       if (name.isEmpty() || name.chars().anyMatch(c -> Character.isWhitespace(c) || c == ',')) {
-        throw new IllegalArgumentException(what + ": name '" + name + "' (expected: non-empty, no spaces or commas)");
+        throw new IllegalArgumentException(
+            what + ": name '" + name + "' (expected: non-empty, no spaces or commas)");
       }
       if (checks.putIfAbsent(name, check) != null) {
         throw new IllegalArgumentException(what + ": duplicate name '" + name + "'");

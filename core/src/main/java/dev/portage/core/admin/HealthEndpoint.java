@@ -8,10 +8,10 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Serves {@code /healthz}, {@code /livez} or {@code /readyz} the Kubernetes way: {@code ok} when every
- * check passes; otherwise 503 with one {@code [-]<name> failed: <reason>} line per failing check.
- * {@code ?verbose} lists every check; {@code ?exclude=<name>} (repeatable) skips one. Stateless
- * apart from its immutable check map; runs on the caller's thread.
+ * Serves {@code /healthz}, {@code /livez} or {@code /readyz} the Kubernetes way: {@code ok} when
+ * every check passes; otherwise 503 with one {@code [-]<name> failed: <reason>} line per failing
+ * check. {@code ?verbose} lists every check; {@code ?exclude=<name>} (repeatable) skips one.
+ * Stateless apart from its immutable check map; runs on the caller's thread.
  */
 final class HealthEndpoint implements AdminHandler {
 

@@ -11,7 +11,8 @@ import java.util.Map;
 
 /**
  * Serves {@code /metrics}: a scrape of one registry in Prometheus text format 0.0.4, or OpenMetrics
- * text when the scraper's {@code Accept} header asks for it. Thread-safe (the writers are stateless).
+ * text when the scraper's {@code Accept} header asks for it. Thread-safe (the writers are
+ * stateless).
  */
 final class MetricsEndpoint implements AdminHandler {
 

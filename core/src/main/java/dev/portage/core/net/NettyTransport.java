@@ -77,7 +77,9 @@ public enum NettyTransport {
     }
   },
 
-  /** The JDK's selector-based NIO; domain sockets through JDK 16+ {@code UnixDomainSocketAddress}. */
+  /**
+   * The JDK's selector-based NIO; domain sockets through JDK 16+ {@code UnixDomainSocketAddress}.
+   */
   NIO {
     @Override
     IoHandlerFactory ioHandlerFactory() {
@@ -153,7 +155,9 @@ public enum NettyTransport {
       }
     }
     throw new IllegalArgumentException(
-        "group: " + group.getClass().getName() + " (expected: an epoll or NIO MultiThreadIoEventLoopGroup)");
+        "group: "
+            + group.getClass().getName()
+            + " (expected: an epoll or NIO MultiThreadIoEventLoopGroup)");
   }
 
   abstract IoHandlerFactory ioHandlerFactory();

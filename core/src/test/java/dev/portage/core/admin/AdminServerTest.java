@@ -57,8 +57,7 @@ class AdminServerTest {
       AdminServer server, String method, String pathAndQuery, String accept) throws Exception {
     InetSocketAddress address = server.localAddress();
     HttpRequest.Builder request =
-        HttpRequest.newBuilder(
-                URI.create("http://127.0.0.1:" + address.getPort() + pathAndQuery))
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + address.getPort() + pathAndQuery))
             .timeout(Duration.ofSeconds(10))
             .method(method, HttpRequest.BodyPublishers.noBody());
     if (accept != null) {
@@ -69,8 +68,7 @@ class AdminServerTest {
 
   @Test
   void healthzAndLivezAnswerOkWhenEveryLivenessCheckPasses() throws Exception {
-    AdminServer server =
-        start(AdminServer.builder().livenessCheck("loop", HealthCheck.Result::ok));
+    AdminServer server = start(AdminServer.builder().livenessCheck("loop", HealthCheck.Result::ok));
 
     for (String path : List.of("/healthz", "/livez")) {
       HttpResponse<String> response = get(server, path);
@@ -94,7 +92,8 @@ class AdminServerTest {
     assertThat(response.statusCode()).isEqualTo(503);
     assertThat(response.body())
         .isEqualTo("[+]loop ok\n[-]disk failed: read-only\nhealthz check failed\n");
-    assertThat(get(server, "/livez").body()).isEqualTo("[-]disk failed: read-only\nlivez check failed\n");
+    assertThat(get(server, "/livez").body())
+        .isEqualTo("[-]disk failed: read-only\nlivez check failed\n");
   }
 
   @Test
@@ -121,7 +120,9 @@ class AdminServerTest {
     assertThat(response.statusCode()).isEqualTo(503);
     assertThat(response.body())
         .isEqualTo(
-            "[-]agents failed: no agent connected\n[-]rules failed: not synced\nreadyz check failed\n");
+            "[-]agents failed: no agent connected\n"
+                + "[-]rules failed: not synced\n"
+                + "readyz check failed\n");
   }
 
   @Test
@@ -168,7 +169,8 @@ class AdminServerTest {
     HttpResponse<String> response = get(server, "/readyz");
 
     assertThat(response.statusCode()).isEqualTo(503);
-    assertThat(response.body()).isEqualTo("[-]cache failed: cache dir missing\nreadyz check failed\n");
+    assertThat(response.body())
+        .isEqualTo("[-]cache failed: cache dir missing\nreadyz check failed\n");
   }
 
   @Test
@@ -179,7 +181,10 @@ class AdminServerTest {
             AdminServer.builder()
                 .readinessCheck(
                     "sync",
-                    () -> synced.get() ? HealthCheck.Result.ok() : HealthCheck.Result.failed("syncing")));
+                    () ->
+                        synced.get()
+                            ? HealthCheck.Result.ok()
+                            : HealthCheck.Result.failed("syncing")));
 
     assertThat(get(server, "/readyz").statusCode()).isEqualTo(503);
     synced.set(true);
@@ -190,7 +195,10 @@ class AdminServerTest {
   void metricsServesCounterFromTheRegistryInPrometheusTextFormat() throws Exception {
     PrometheusRegistry registry = new PrometheusRegistry();
     Counter counter =
-        Counter.builder().name("portage_test_requests_total").help("test requests").register(registry);
+        Counter.builder()
+            .name("portage_test_requests_total")
+            .help("test requests")
+            .register(registry);
     counter.inc(3);
     AdminServer server = AdminServer.builder().registry(registry).build();
     servers.add(server);
@@ -232,21 +240,29 @@ class AdminServerTest {
                     request ->
                         AdminResponse.json(
                             201,
-                            "{\"method\":\"" + request.method() + "\",\"path\":\"" + request.path()
-                                + "\",\"who\":\"" + request.parameters("who") + "\"}")));
+                            "{\"method\":\""
+                                + request.method()
+                                + "\",\"path\":\""
+                                + request.path()
+                                + "\",\"who\":\""
+                                + request.parameters("who")
+                                + "\"}")));
 
     HttpResponse<String> response = send(server, "POST", "/debug/echo?who=a&who=b", null);
 
     assertThat(response.statusCode()).isEqualTo(201);
     assertThat(response.headers().firstValue("Content-Type"))
         .hasValue("application/json; charset=utf-8");
-    assertThat(response.body()).isEqualTo("{\"method\":\"POST\",\"path\":\"/debug/echo\",\"who\":\"[a, b]\"}");
+    assertThat(response.body())
+        .isEqualTo("{\"method\":\"POST\",\"path\":\"/debug/echo\",\"who\":\"[a, b]\"}");
   }
 
   @Test
   void customRouteReplacesBuiltInWithTheSamePath() throws Exception {
     AdminServer server =
-        start(AdminServer.builder().route("/healthz", request -> AdminResponse.html(200, "<p>mine</p>")));
+        start(
+            AdminServer.builder()
+                .route("/healthz", request -> AdminResponse.html(200, "<p>mine</p>")));
 
     HttpResponse<String> response = get(server, "/healthz");
 
@@ -264,7 +280,10 @@ class AdminServerTest {
                     "/status",
                     request ->
                         new AdminResponse(
-                            200, "text/plain", new byte[] {'x'}, java.util.Map.of("Cache-Control", "no-store"))));
+                            200,
+                            "text/plain",
+                            new byte[] {'x'},
+                            java.util.Map.of("Cache-Control", "no-store"))));
 
     assertThat(get(server, "/status").headers().firstValue("Cache-Control")).hasValue("no-store");
   }
@@ -331,9 +350,11 @@ class AdminServerTest {
 
   @Test
   void oversizedRequestIsRefusedWith413() throws Exception {
-    AdminServer server = start(AdminServer.builder().route("/upload", request -> AdminResponse.text(200, "?")));
+    AdminServer server =
+        start(AdminServer.builder().route("/upload", request -> AdminResponse.text(200, "?")));
     HttpRequest request =
-        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.localAddress().getPort() + "/upload"))
+        HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + server.localAddress().getPort() + "/upload"))
             .timeout(Duration.ofSeconds(10))
             .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[128 * 1024]))
             .build();
@@ -356,7 +377,8 @@ class AdminServerTest {
       socket.setSoTimeout(10_000);
       OutputStream out = socket.getOutputStream();
       BufferedReader in =
-          new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII));
+          new BufferedReader(
+              new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII));
       out.write(
           ("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
               .getBytes(StandardCharsets.US_ASCII));
@@ -375,9 +397,14 @@ class AdminServerTest {
 
     try (Socket socket = new Socket("127.0.0.1", server.localAddress().getPort())) {
       socket.setSoTimeout(10_000);
-      socket.getOutputStream().write("GET /healthz HTTP/1.1\r\nbad header line\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      socket
+          .getOutputStream()
+          .write(
+              "GET /healthz HTTP/1.1\r\nbad header line\r\n\r\n"
+                  .getBytes(StandardCharsets.US_ASCII));
       BufferedReader in =
-          new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII));
+          new BufferedReader(
+              new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII));
       assertThat(in.readLine()).startsWith("HTTP/1.1 400");
     }
     await().atMost(10, TimeUnit.SECONDS).until(() -> server.openConnections() == 0);
@@ -429,9 +456,13 @@ class AdminServerTest {
   void startTwiceOrAfterCloseIsRefused() throws Exception {
     AdminServer server = start(AdminServer.builder());
 
-    assertThatThrownBy(server::start).isInstanceOf(IllegalStateException.class).hasMessage("admin server already started");
+    assertThatThrownBy(server::start)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("admin server already started");
     server.close();
-    assertThatThrownBy(server::start).isInstanceOf(IllegalStateException.class).hasMessage("admin server is closed");
+    assertThatThrownBy(server::start)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("admin server is closed");
     assertThatThrownBy(() -> AdminServer.builder().build().localAddress())
         .isInstanceOf(IllegalStateException.class)
         .hasMessage("admin server not started");
@@ -452,7 +483,8 @@ class AdminServerTest {
                     .readinessCheck("a", HealthCheck.Result::ok))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("readinessCheck: duplicate name 'a'");
-    assertThatThrownBy(() -> AdminServer.builder().livenessCheck("has space", HealthCheck.Result::ok))
+    assertThatThrownBy(
+            () -> AdminServer.builder().livenessCheck("has space", HealthCheck.Result::ok))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("livenessCheck: name 'has space' (expected: non-empty, no spaces or commas)");
     assertThatThrownBy(() -> new AdminResponse(700, "text/plain", new byte[0], java.util.Map.of()))
