@@ -34,9 +34,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Netty I/O transport of the process: native epoll where it loads, NIO otherwise. It is the one
- * place that pairs event loop groups with matching channel classes, so callers never mix an epoll
- * group with an NIO channel. Constants are immutable and thread-safe.
+ * A Netty I/O transport, native epoll or NIO, and the one place that pairs event loop groups with
+ * matching channel classes so callers never mix an epoll group with an NIO channel. Use {@link
+ * #best()} for the process's choice, {@link #of(EventLoopGroup)} for a group handed in. Constants
+ * are immutable and thread-safe.
  */
 public enum NettyTransport {
   /** Linux native epoll (netty-transport-native-epoll). */
