@@ -13,10 +13,11 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
-import io.netty.channel.DefaultEventLoopGroup;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.epoll.Epoll;
+import io.netty.channel.local.LocalIoHandler;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -126,12 +127,12 @@ class NettyTransportTest {
   }
 
   @Test
-  void rejectsGroupWithoutIo() throws Exception {
-    EventLoopGroup group = new DefaultEventLoopGroup(1);
+  void rejectsGroupOfAnotherTransport() throws Exception {
+    EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, LocalIoHandler.newFactory());
     try {
       assertThatThrownBy(() -> NettyTransport.of(group))
           .isInstanceOf(IllegalArgumentException.class)
-          .hasMessageContaining("DefaultEventLoopGroup")
+          .hasMessageContaining("MultiThreadIoEventLoopGroup")
           .hasMessageContaining("expected: an epoll or NIO");
     } finally {
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
