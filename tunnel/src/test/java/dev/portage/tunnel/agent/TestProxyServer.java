@@ -46,10 +46,14 @@ final class TestProxyServer implements AutoCloseable {
   }
 
   TestProxyServer(Supplier<String> serverIds, int serverCount) throws IOException {
+    this(serverIds, serverCount, 0);
+  }
+
+  TestProxyServer(Supplier<String> serverIds, int serverCount, int port) throws IOException {
     this.serverIds = serverIds;
     this.serverCount = serverCount;
     server =
-        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
             .addService(ServerInterceptors.intercept(new Service(), new HeaderInterceptor()))
             .build()
             .start();
