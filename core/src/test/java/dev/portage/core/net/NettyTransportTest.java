@@ -32,9 +32,27 @@ import org.junit.jupiter.params.provider.EnumSource;
 class NettyTransportTest {
 
   @Test
-  void bestIsEpollExactlyWhenEpollLoads() {
+  void bestIsNioUnlessEpollIsRequested() {
     assertThat(NettyTransport.best())
+        .isEqualTo(
+            "epoll".equals(System.getProperty(NettyTransport.TRANSPORT_PROPERTY))
+                    && Epoll.isAvailable()
+                ? NettyTransport.EPOLL
+                : NettyTransport.NIO);
+  }
+
+  @Test
+  void choosesEpollOnRequestWhenItLoads() {
+    assertThat(NettyTransport.choose("epoll"))
         .isEqualTo(Epoll.isAvailable() ? NettyTransport.EPOLL : NettyTransport.NIO);
+    assertThat(NettyTransport.choose("nio")).isEqualTo(NettyTransport.NIO);
+  }
+
+  @Test
+  void rejectsUnknownTransportName() {
+    assertThatThrownBy(() -> NettyTransport.choose("io_uring"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("portage.transport: io_uring (expected: nio or epoll)");
   }
 
   @ParameterizedTest
