@@ -4,6 +4,7 @@ import io.grpc.netty.GrpcSslContexts;
 import io.netty.handler.ssl.ApplicationProtocolConfig;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslProvider;
 import java.util.ArrayList;
 import java.util.List;
 import javax.net.ssl.SSLException;
@@ -22,8 +23,10 @@ final class AgentTls {
     if (!cfg.tls()) {
       return null;
     }
+    // JDK provider: with the pinned netty-tcnative 2.0.74, Netty 4.2.18's OpenSSL engine fails every
+    // handshake (NoSuchMethodError SSL.getGroupName). Switch back once tcnative matches Netty.
     SslContextBuilder b =
-        GrpcSslContexts.forClient()
+        GrpcSslContexts.configure(SslContextBuilder.forClient(), SslProvider.JDK)
             .trustManager(cfg.caCert().toFile())
             .protocols("TLSv1.3", "TLSv1.2");
     if (cfg.agentCert() != null) {

@@ -13,6 +13,7 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.netty.NettyServerBuilder;
+import io.netty.handler.ssl.SslContext;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
@@ -50,13 +51,20 @@ final class TestProxyServer implements AutoCloseable {
   }
 
   TestProxyServer(Supplier<String> serverIds, int serverCount, int port) throws IOException {
+    this(serverIds, serverCount, port, null);
+  }
+
+  /** A server whose agent listener speaks TLS with {@code tls} (upstream's is TLS-only). */
+  TestProxyServer(Supplier<String> serverIds, int serverCount, int port, SslContext tls) throws IOException {
     this.serverIds = serverIds;
     this.serverCount = serverCount;
-    server =
+    NettyServerBuilder builder =
         NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
-            .addService(ServerInterceptors.intercept(new Service(), new HeaderInterceptor()))
-            .build()
-            .start();
+            .addService(ServerInterceptors.intercept(new Service(), new HeaderInterceptor()));
+    if (tls != null) {
+      builder.sslContext(tls);
+    }
+    server = builder.build().start();
   }
 
   int port() {
