@@ -192,6 +192,12 @@ class TunnelAgentIntegrationTest {
         "konnectivity_network_proxy_agent_known_server_count 1",
         "konnectivity_network_proxy_agent_dial_duration_seconds",
         "konnectivity_network_proxy_agent_open_endpoint_connections");
+
+    HttpResponse<String> status = http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + agent.adminAddress().getPort() + "/status")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(status.statusCode()).isEqualTo(200);
+    assertThat(status.body()).contains("agent agent-7", "server s1 ready=true endpoints=0");
   }
 
   @Test
