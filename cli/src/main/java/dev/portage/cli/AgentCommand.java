@@ -1,0 +1,234 @@
+package dev.portage.cli;
+
+import dev.portage.core.time.TimeSource;
+import dev.portage.tunnel.agent.TunnelAgent;
+import dev.portage.tunnel.agent.TunnelAgentConfig;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code portage agent}: the Konnectivity-compatible proxy agent, with upstream proxy-agent flag names
+ * and defaults. Signals: the first SIGTERM or SIGINT sends DRAIN to every server and keeps serving
+ * established connections; the second closes everything and exits 0. They are caught with {@code
+ * sun.misc.Signal} (no shutdown hook), because a hook cannot tell the first signal from the second.
+ */
+@Command(
+    name = "agent",
+    mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
+    description = "Konnectivity-compatible proxy agent: connects out to the proxy servers and dials backends for them.")
+public final class AgentCommand implements Callable<Integer> {
+  private static final Logger log = LoggerFactory.getLogger(AgentCommand.class);
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Option(names = "--agent-cert", description = "Client certificate for mTLS to the server.")
+  Path agentCert;
+
+  @Option(names = "--agent-key", description = "Private key of --agent-cert.")
+  Path agentKey;
+
+  @Option(names = "--ca-cert", description = "CA that signed the server certificate; turns TLS on (plaintext without it).")
+  Path caCert;
+
+  @Option(names = "--proxy-server-host", defaultValue = "127.0.0.1", description = "Proxy server (or load balancer) host.")
+  String proxyServerHost;
+
+  @Option(names = "--proxy-server-port", defaultValue = "8091", description = "Proxy server agent port.")
+  int proxyServerPort;
+
+  @Option(names = "--alpn-proto", split = ",", description = "ALPN protocols offered to the server (h2 is always offered too).")
+  List<String> alpnProtos = new ArrayList<>();
+
+  @Option(names = "--health-server-host", defaultValue = "", description = "Health listener host; empty means all interfaces.")
+  String healthServerHost;
+
+  @Option(names = "--health-server-port", defaultValue = "8093", description = "Health listener port (/healthz, /readyz, /metrics).")
+  int healthServerPort;
+
+  @Option(names = "--admin-bind-address", defaultValue = "127.0.0.1", description = "Admin listener address.")
+  String adminBindAddress;
+
+  @Option(names = "--admin-server-port", defaultValue = "8094", description = "Admin listener port (/metrics, /status).")
+  int adminServerPort;
+
+  @Option(names = "--agent-id", defaultValue = "${env:PROXY_AGENT_ID}", description = "Agent ID (env PROXY_AGENT_ID; default a random UUID).")
+  String agentId;
+
+  @Option(names = "--agent-identifiers", defaultValue = "", description = "URL-query identifiers, e.g. host=node-1&ipv4=10.0.0.7&default-route=true.")
+  String agentIdentifiers;
+
+  @Option(names = "--sync-interval", defaultValue = "1s", converter = GoDuration.class, description = "First delay of the sync backoff (Go duration).")
+  Duration syncInterval;
+
+  @Option(names = "--probe-interval", defaultValue = "1s", converter = GoDuration.class, description = "How often server connections are probed.")
+  Duration probeInterval;
+
+  @Option(names = "--sync-interval-cap", defaultValue = "10s", converter = GoDuration.class, description = "Cap of the sync backoff.")
+  Duration syncIntervalCap;
+
+  @Option(names = "--keepalive-time", defaultValue = "1h", converter = GoDuration.class, description = "gRPC keepalive ping interval.")
+  Duration keepaliveTime;
+
+  @Option(names = "--service-account-token-path", description = "Token file sent as 'authorization: Bearer'; re-read on every connect.")
+  Path serviceAccountTokenPath;
+
+  @Option(names = "--sync-forever", arity = "0..1", fallbackValue = "true", defaultValue = "false", description = "Keep syncing after the server count is reached.")
+  boolean syncForever;
+
+  @Option(names = "--xfr-channel-size", defaultValue = "150", description = "Per-connection queue toward the backend, in packets.")
+  int xfrChannelSize;
+
+  @Option(names = "--count-server-leases", arity = "0..1", fallbackValue = "true", defaultValue = "false", description = "Take the server count from live Leases.")
+  boolean countServerLeases;
+
+  @Option(names = "--lease-namespace", defaultValue = "kube-system", description = "Namespace of the server Leases.")
+  String leaseNamespace;
+
+  @Option(names = "--lease-label-selector", defaultValue = "k8s-app=konnectivity-server", description = "Label selector of the server Leases.")
+  String leaseLabelSelector;
+
+  @Option(names = "--server-count-source", defaultValue = "default", description = "default | max: how header and lease counts combine.")
+  String serverCountSource;
+
+  @Option(names = "--kubeconfig", description = "Kubeconfig for lease counting (default: in-cluster or ~/.kube/config).")
+  Path kubeconfig;
+
+  // Upstream flags Portage accepts but does not implement: setting them is an error, never ignored.
+  @Option(names = "--enable-profiling", arity = "0..1", fallbackValue = "true", hidden = true)
+  Boolean enableProfiling;
+
+  @Option(names = "--enable-contention-profiling", arity = "0..1", fallbackValue = "true", hidden = true)
+  Boolean enableContentionProfiling;
+
+  @Option(names = "--warn-on-channel-limit", arity = "0..1", fallbackValue = "true", hidden = true)
+  Boolean warnOnChannelLimit;
+
+  /** klog's stderr switch: Portage always logs to stderr, so only {@code true} is accepted. */
+  @Option(names = "--logtostderr", arity = "0..1", fallbackValue = "true", hidden = true)
+  Boolean logToStderr;
+
+  @Override
+  public Integer call() throws Exception {
+    TunnelAgentConfig config = toConfig();
+    ScheduledExecutorService scheduler =
+        Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("portage-agent-timer").unstarted(r));
+    CountDownLatch stop = new CountDownLatch(1);
+    try (TunnelAgent agent = new TunnelAgent(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
+      agent.start();
+      AtomicInteger signals = new AtomicInteger();
+      sun.misc.SignalHandler handler = signal -> {
+        if (signals.incrementAndGet() == 1) {
+          log.info("Received SIG{}: draining (send it again to stop)", signal.getName());
+          agent.drain();
+        } else {
+          log.info("Received SIG{} again: stopping", signal.getName());
+          stop.countDown();
+        }
+      };
+      sun.misc.Signal.handle(new sun.misc.Signal("TERM"), handler);
+      sun.misc.Signal.handle(new sun.misc.Signal("INT"), handler);
+      stop.await();
+    } finally {
+      scheduler.shutdownNow();
+    }
+    return 0;
+  }
+
+  /** The agent configuration these flags describe. */
+  TunnelAgentConfig toConfig() {
+    rejectUnsupported("--enable-profiling", enableProfiling);
+    rejectUnsupported("--enable-contention-profiling", enableContentionProfiling);
+    rejectUnsupported("--warn-on-channel-limit", warnOnChannelLimit);
+    if (Boolean.FALSE.equals(logToStderr)) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "flag --logtostderr=false is not supported yet: Portage always logs to stderr");
+    }
+    TunnelAgentConfig.ServerCountSource source;
+    try {
+      source = TunnelAgentConfig.ServerCountSource.fromFlag(serverCountSource);
+      return TunnelAgentConfig.builder()
+          .agentCert(agentCert)
+          .agentKey(agentKey)
+          .caCert(caCert)
+          .proxyServerHost(proxyServerHost)
+          .proxyServerPort(proxyServerPort)
+          .alpnProtos(alpnProtos)
+          .healthServerHost(healthServerHost)
+          .healthServerPort(healthServerPort)
+          .adminBindAddress(adminBindAddress)
+          .adminServerPort(adminServerPort)
+          .agentId(agentId == null || agentId.isEmpty() ? UUID.randomUUID().toString() : agentId)
+          .agentIdentifiers(agentIdentifiers)
+          .syncInterval(syncInterval)
+          .probeInterval(probeInterval)
+          .syncIntervalCap(syncIntervalCap)
+          .keepaliveTime(keepaliveTime)
+          .serviceAccountTokenPath(serviceAccountTokenPath)
+          .syncForever(syncForever)
+          .xfrChannelSize(xfrChannelSize)
+          .countServerLeases(countServerLeases)
+          .leaseNamespace(leaseNamespace)
+          .leaseLabelSelector(leaseLabelSelector)
+          .serverCountSource(source)
+          .kubeconfig(kubeconfig)
+          .build();
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
+    }
+  }
+
+  private void rejectUnsupported(String flag, Boolean value) {
+    if (Boolean.TRUE.equals(value)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "flag " + flag + " is not supported yet");
+    }
+  }
+
+  /** Go's {@code time.ParseDuration} syntax: {@code 1s}, {@code 500ms}, {@code 1h30m}, {@code 1.5s}. */
+  static final class GoDuration implements CommandLine.ITypeConverter<Duration> {
+    private static final Pattern PART = Pattern.compile("(\\d+(?:\\.\\d*)?|\\.\\d+)(ns|us|µs|ms|s|m|h)");
+
+    @Override
+    public Duration convert(String value) {
+      if (value.equals("0")) {
+        return Duration.ZERO;
+      }
+      Matcher m = PART.matcher(value);
+      int end = 0;
+      double nanos = 0;
+      while (m.find() && m.start() == end) {
+        double n = Double.parseDouble(m.group(1));
+        nanos += n * switch (m.group(2)) {
+          case "ns" -> 1;
+          case "us", "µs" -> 1e3;
+          case "ms" -> 1e6;
+          case "s" -> 1e9;
+          case "m" -> 60e9;
+          default -> 3600e9;
+        };
+        end = m.end();
+      }
+      if (end == 0 || end != value.length()) {
+        throw new CommandLine.TypeConversionException(
+            "invalid duration '" + value + "' (expected: Go syntax such as 1s, 500ms, 1h30m)");
+      }
+      return Duration.ofNanos((long) nanos);
+    }
+  }
+}

@@ -1,0 +1,151 @@
+package dev.portage.tunnel.agent;
+
+import dev.portage.api.konnectivity.PacketType;
+import io.grpc.Status;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.time.Duration;
+
+/**
+ * The agent's metrics, with upstream proxy-agent names (prefix {@code konnectivity_network_proxy_agent_}).
+ * Segments follow upstream: packets the agent sends are {@code from_agent}, packets it receives
+ * {@code to_agent}. Thread-safe.
+ */
+final class AgentMetrics {
+  static final String PREFIX = "konnectivity_network_proxy_agent_";
+  static final String FROM_AGENT = "from_agent";
+  static final String TO_AGENT = "to_agent";
+
+  /** Dial failure reasons, as upstream labels them. */
+  enum DialFailure {
+    TIMEOUT("timeout"),
+    UNKNOWN("unknown");
+
+    final String label;
+
+    DialFailure(String label) {
+      this.label = label;
+    }
+  }
+
+  private final Histogram dialDuration;
+  private final Counter dialFailures;
+  private final Gauge openServerConnections;
+  private final Gauge knownServerCount;
+  private final Gauge openEndpointConnections;
+  private final Counter streamPackets;
+  private final Counter streamErrors;
+  private final Counter endpointQueueOverflows;
+
+  AgentMetrics(PrometheusRegistry registry) {
+    dialDuration =
+        Histogram.builder()
+            .name(PREFIX + "dial_duration_seconds")
+            .help("Latency of dial to the remote endpoint in seconds")
+            .classicOnly()
+            .classicUpperBounds(0.005, 0.025, 0.1, 0.5, 2.5, 10, 30)
+            .register(registry);
+    dialFailures =
+        Counter.builder()
+            .name(PREFIX + "endpoint_dial_failure_total")
+            .help("Number of failures dialing the remote endpoint, by reason (example: timeout).")
+            .labelNames("reason")
+            .register(registry);
+    openServerConnections =
+        Gauge.builder()
+            .name(PREFIX + "open_server_connections")
+            .help("Current number of open server connections.")
+            .register(registry);
+    knownServerCount =
+        Gauge.builder()
+            .name(PREFIX + "known_server_count")
+            .help("Current number of servers agent is trying to connect to.")
+            .register(registry);
+    openEndpointConnections =
+        Gauge.builder()
+            .name(PREFIX + "open_endpoint_connections")
+            .help("Current number of open endpoint connections.")
+            .register(registry);
+    streamPackets =
+        Counter.builder()
+            .name(PREFIX + "stream_packets_total")
+            .help("Count of packets processed, by segment and packet type.")
+            .labelNames("segment", "packet_type")
+            .register(registry);
+    streamErrors =
+        Counter.builder()
+            .name(PREFIX + "stream_errors_total")
+            .help("Count of gRPC stream errors, by segment, grpc status code and packet type.")
+            .labelNames("segment", "code", "packet_type")
+            .register(registry);
+    // Portage only: the wire has no per-connection window, so a backend whose queue overflows is
+    // closed on its own instead of stalling the whole server stream (upstream issues #180, #881).
+    endpointQueueOverflows =
+        Counter.builder()
+            .name(PREFIX + "endpoint_queue_overflow_total")
+            .help("Endpoint connections closed because their --xfr-channel-size queue overflowed.")
+            .register(registry);
+  }
+
+  void dialSucceeded(Duration elapsed) {
+    dialDuration.observe(elapsed.toNanos() / 1e9);
+  }
+
+  void dialFailed(DialFailure reason) {
+    dialFailures.labelValues(reason.label).inc();
+  }
+
+  void serverConnections(int n) {
+    openServerConnections.set(n);
+  }
+
+  void knownServerCount(int n) {
+    knownServerCount.set(n);
+  }
+
+  void endpointOpened() {
+    openEndpointConnections.inc();
+  }
+
+  void endpointClosed() {
+    openEndpointConnections.dec();
+  }
+
+  void packetSent(PacketType type) {
+    streamPackets.labelValues(FROM_AGENT, type.name()).inc();
+  }
+
+  void packetReceived(PacketType type) {
+    streamPackets.labelValues(TO_AGENT, type.name()).inc();
+  }
+
+  /** A stream failure while receiving; upstream labels it with an empty packet type. */
+  void receiveError(Status status) {
+    streamErrors.labelValues(TO_AGENT, goCode(status.getCode()), "Unknown").inc();
+  }
+
+  void sendError(Status status, PacketType type) {
+    streamErrors.labelValues(FROM_AGENT, goCode(status.getCode()), type.name()).inc();
+  }
+
+  void endpointQueueOverflow() {
+    endpointQueueOverflows.inc();
+  }
+
+  /** grpc-go spells status codes in CamelCase ({@code DeadlineExceeded}, {@code Canceled}). */
+  static String goCode(Status.Code code) {
+    if (code == Status.Code.CANCELLED) {
+      return "Canceled";
+    }
+    if (code == Status.Code.OK) {
+      return "OK";
+    }
+    StringBuilder sb = new StringBuilder();
+    for (String part : code.name().split("_")) {
+      sb.append(part.charAt(0)).append(part.substring(1).toLowerCase(java.util.Locale.ROOT));
+    }
+    return sb.toString();
+  }
+}

@@ -1,0 +1,27 @@
+package dev.portage.tunnel.agent;
+
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+
+/** Reads metric samples the way a scraper sees them (Prometheus text format). */
+final class TestMetrics {
+  private TestMetrics() {}
+
+  /** The text exposition of {@code registry}. */
+  static String scrape(PrometheusRegistry registry) {
+    return PrometheusTextFormatWriter.create().toDebugString(registry.scrape());
+  }
+
+  /**
+   * The value of the sample whose name-and-labels part is exactly {@code series} (for example
+   * {@code foo_total{reason="timeout"}}), or 0 when it is absent.
+   */
+  static double value(PrometheusRegistry registry, String series) {
+    for (String line : scrape(registry).split("\n")) {
+      if (line.startsWith(series + " ")) {
+        return Double.parseDouble(line.substring(series.length() + 1).trim().split(" ")[0]);
+      }
+    }
+    return 0;
+  }
+}
