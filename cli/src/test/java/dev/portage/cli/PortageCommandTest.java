@@ -60,6 +60,15 @@ class PortageCommandTest {
   }
 
   @Test
+  void globalLoggingFlagsAreAcceptedAfterASubcommand() {
+    CommandLine cl = PortageCommand.commandLine();
+    cl.parseArgs("agent", "--log-level", "warn", "--log-format", "json");
+    PortageCommand top = cl.getCommand();
+    assertThat(top.logging.level).isEqualTo(LoggingOptions.LogLevel.WARN);
+    assertThat(top.logging.format).isEqualTo(LoggingOptions.Format.json);
+  }
+
+  @Test
   void logLevelIsAppliedCaseInsensitively() {
     assertThat(run("--log-level", "debug")).isZero();
     ch.qos.logback.classic.Logger root =
