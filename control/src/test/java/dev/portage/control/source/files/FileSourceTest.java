@@ -370,6 +370,43 @@ class FileSourceTest {
   }
 
   @Test
+  void quickstartExampleDirectoryLoadsWithoutErrors() {
+    source = new FileSource(Path.of("src/main/resources/examples"), store, clock.timeSource(), Duration.ZERO, false);
+    source.start();
+
+    assertThat(source.problems()).isEmpty();
+    assertThat(source.errors()).isZero();
+    assertThat(store.list(Kinds.SERVICE).items()).extracting(r -> r.key().name())
+        .containsExactly("fast", "medium", "slow", "web");
+    assertThat(store.list(Kinds.ENDPOINT_SLICE).items())
+        .extracting(r -> r.body().path("metadata").path("labels").path("kubernetes.io/service-name").asText()
+            + "=" + r.body().path("endpoints").get(0).path("addresses").get(0).asText()
+            + ":" + r.body().path("ports").get(0).path("port").asInt()
+            + "/" + r.body().path("ports").get(0).path("name").asText())
+        .containsExactly("fast=127.0.0.1:9101/http", "medium=127.0.0.1:9102/http", "slow=127.0.0.1:9103/http");
+    assertThat(store.list(Kinds.TAG_ROUTE).items()).hasSize(1);
+    assertThat(store.list(Kinds.CONDITION_ROUTE).items()).hasSize(1);
+    assertThat(store.list(Kinds.DYNAMIC_CONFIG).items()).hasSize(1);
+
+    Resource profile = stored(new ResourceKey(Kinds.SERVICE_PROFILE, "default", "web.default.svc.cluster.local"))
+        .orElseThrow();
+    var spec = profile.spec();
+    assertThat(spec.path("routes")).hasSize(2);
+    assertThat(spec.path("routes").get(0).path("condition").path("method").asText()).isEqualTo("GET");
+    assertThat(spec.path("routes").get(0).path("condition").path("pathRegex").asText()).isEqualTo("/api/.*");
+    assertThat(spec.path("routes").get(0).path("isRetryable").asBoolean()).isTrue();
+    assertThat(spec.path("routes").get(0).path("timeout").asText()).isEqualTo("1s");
+    assertThat(spec.path("routes").get(1).path("condition").path("method").asText()).isEqualTo("POST");
+    assertThat(spec.path("routes").get(1).path("isRetryable").asBoolean()).isFalse();
+    assertThat(spec.path("retryBudget").path("retryRatio").asDouble()).isEqualTo(0.2);
+    assertThat(spec.path("retryBudget").path("minRetriesPerSecond").asInt()).isEqualTo(10);
+    assertThat(spec.path("retryBudget").path("ttl").asText()).isEqualTo("10s");
+    assertThat(spec.path("dstOverrides")).extracting(d -> d.path("authority").asText() + "=" + d.path("weight").asInt())
+        .containsExactly("fast.default.svc.cluster.local:8080=50", "medium.default.svc.cluster.local:8080=30",
+            "slow.default.svc.cluster.local:8080=20");
+  }
+
+  @Test
   void startRefusesAMissingDirectory() {
     source = new FileSource(dir.resolve("nope"), store, clock.timeSource());
     assertThatThrownBy(source::start)
