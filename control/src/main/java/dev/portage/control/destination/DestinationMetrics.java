@@ -9,19 +9,22 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
  * streams), {@code portage_destination_updates_sent_total{rpc}}, {@code
  * endpoint_updates_queue_overflow_total} (Linkerd's name: Get streams aborted because the client fell
  * behind), {@code portage_destination_profile_invalid_entries_total} (ServiceProfile entries dropped).
- * Thread-safe.
+ * Registered on construction, unregistered by {@link #unregister()} so that a restarted server can
+ * register again. Thread-safe.
  */
 final class DestinationMetrics {
 
   static final String GET = "Get";
   static final String GET_PROFILE = "GetProfile";
 
+  private final PrometheusRegistry registry;
   private final Gauge streams;
   private final Counter updatesSent;
   private final Counter overflows;
   private final Counter invalidProfileEntries;
 
   DestinationMetrics(PrometheusRegistry registry) {
+    this.registry = registry;
     streams =
         Gauge.builder()
             .name("portage_destination_streams")
@@ -68,5 +71,12 @@ final class DestinationMetrics {
 
   void invalidProfileEntry() {
     invalidProfileEntries.inc();
+  }
+
+  void unregister() {
+    registry.unregister(streams);
+    registry.unregister(updatesSent);
+    registry.unregister(overflows);
+    registry.unregister(invalidProfileEntries);
   }
 }

@@ -138,6 +138,7 @@ public final class DestinationServer implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    metrics.unregister();
     log.info("destination server stopped");
   }
 
