@@ -8,15 +8,15 @@ import dev.portage.control.store.ResourceStore;
 import dev.portage.control.store.SourceObject;
 import java.io.UncheckedIOException;
 
-/** Builds Kubernetes-shaped objects from YAML and puts them in a store, for tests. */
-final class Kube {
+/** Builds Kubernetes-shaped objects from YAML and puts them in a store, for tests (here and in the client tests). */
+public final class Kube {
 
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
   private static int version;
 
   private Kube() {}
 
-  static JsonNode yaml(String text) {
+  public static JsonNode yaml(String text) {
     try {
       return YAML.readTree(text);
     } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
@@ -24,16 +24,16 @@ final class Kube {
     }
   }
 
-  static synchronized void put(ResourceStore store, String yamlText) {
+  public static synchronized void put(ResourceStore store, String yamlText) {
     store.put(SourceObject.of(yaml(yamlText), Integer.toString(++version)), 0);
   }
 
-  static void delete(ResourceStore store, String kind, String ns, String name) {
+  public static void delete(ResourceStore store, String kind, String ns, String name) {
     store.delete(new ResourceKey(kind, ns, name), 0);
   }
 
   /** A ClusterIP Service with one named port {@code http} 80 → 8080. */
-  static String service(String ns, String name) {
+  public static String service(String ns, String name) {
     return """
         apiVersion: v1
         kind: Service
@@ -48,7 +48,7 @@ final class Kube {
    * An EndpointSlice of service {@code svc} with port {@code http} 8080 and the given endpoints, each
    * "ip" (ready) or "ip!" (not ready).
    */
-  static String slice(String ns, String name, String svc, String... endpoints) {
+  public static String slice(String ns, String name, String svc, String... endpoints) {
     StringBuilder eps = new StringBuilder();
     for (String e : endpoints) {
       boolean ready = !e.endsWith("!");
