@@ -5,6 +5,7 @@ import static dev.portage.control.destination.Kube.put;
 import static dev.portage.control.destination.Kube.service;
 import static dev.portage.control.destination.Kube.slice;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.portage.api.linkerd.destination.DestinationProfile;
@@ -181,5 +182,15 @@ class DestinationClientTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> destinations.streamCount() == 0);
     await().atMost(Duration.ofSeconds(10)).until(() -> client.activeWatches() == 0);
     assertThat(clock.pendingTasks()).isZero();
+    assertThatThrownBy(() -> client.watchEndpoints(WEB, l))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("destination client is closed");
+  }
+
+  @Test
+  void emptyAuthorityIsRejectedAtOnce() {
+    assertThatThrownBy(() -> client.watchEndpoints("", new QueueListener()))
+        .hasMessage("authority: \"\" (expected: host:port)");
+    assertThat(client.activeWatches()).isZero();
   }
 }
