@@ -38,17 +38,24 @@ final class DdsHarness implements AutoCloseable {
   static final String AUTHZ = "dubbo.apache.org/v1alpha1/AuthorizationPolicy";
   static final ObjectMapper JSON = new ObjectMapper();
 
-  final FakeClock clock = new FakeClock();
-  final ResourceStore store = new ResourceStore();
+  final FakeClock clock;
+  final ResourceStore store;
   final PrometheusRegistry registry = new PrometheusRegistry();
   final RuleServer server;
   final Server grpc;
   final ManagedChannel channel;
 
   DdsHarness(RuleServerConfig config, TokenAuthenticator tokens) throws IOException {
+    this(config, tokens, InProcessServerBuilder.generateName(), new ResourceStore(), new FakeClock());
+  }
+
+  /** A server named {@code name} over an existing store: a "restarted" control plane. */
+  DdsHarness(RuleServerConfig config, TokenAuthenticator tokens, String name, ResourceStore store, FakeClock clock)
+      throws IOException {
+    this.clock = clock;
+    this.store = store;
     server = new RuleServer(config, store, clock.timeSource(), registry, tokens);
     server.start();
-    String name = InProcessServerBuilder.generateName();
     grpc =
         InProcessServerBuilder.forName(name)
             .directExecutor()
