@@ -17,7 +17,6 @@ import io.grpc.SynchronizationContext;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import java.util.EnumMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -125,7 +124,8 @@ public final class RuleServer implements AutoCloseable {
               }
             });
     log.info("dds rule server started (debounce {}..{}, ack timeout {}, auth {})",
-        config.debounceAfter(), config.debounceMax(), config.ackTimeout(),
+        RuleConnection.format(config.debounceAfter()), RuleConnection.format(config.debounceMax()),
+        RuleConnection.format(config.ackTimeout()),
         config.requireAuth() ? "required" : "optional");
   }
 
