@@ -1,0 +1,200 @@
+package dev.portage.core.net;
+
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoEventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollDatagramChannel;
+import io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.netty.channel.epoll.EpollIoHandle;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandle;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.DatagramChannel;
+import io.netty.channel.socket.ServerSocketChannel;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.socket.nio.NioDomainSocketChannel;
+import io.netty.channel.socket.nio.NioServerDomainSocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.unix.DomainSocketAddress;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.net.SocketAddress;
+import java.net.UnixDomainSocketAddress;
+import java.nio.file.Path;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Netty I/O transport of the process: native epoll where it loads, NIO otherwise. It is the one
+ * place that pairs event loop groups with matching channel classes, so callers never mix an epoll
+ * group with an NIO channel. Constants are immutable and thread-safe.
+ */
+public enum NettyTransport {
+  /** Linux native epoll (netty-transport-native-epoll). */
+  EPOLL {
+    @Override
+    IoHandlerFactory ioHandlerFactory() {
+      return EpollIoHandler.newFactory();
+    }
+
+    @Override
+    public Class<? extends ServerSocketChannel> serverChannelType() {
+      return EpollServerSocketChannel.class;
+    }
+
+    @Override
+    public Class<? extends SocketChannel> channelType() {
+      return EpollSocketChannel.class;
+    }
+
+    @Override
+    public Class<? extends DatagramChannel> datagramChannelType() {
+      return EpollDatagramChannel.class;
+    }
+
+    @Override
+    public Class<? extends ServerChannel> serverDomainSocketChannelType() {
+      return EpollServerDomainSocketChannel.class;
+    }
+
+    @Override
+    public Class<? extends Channel> domainSocketChannelType() {
+      return EpollDomainSocketChannel.class;
+    }
+
+    @Override
+    public SocketAddress domainSocketAddress(Path path) {
+      return new DomainSocketAddress(Objects.requireNonNull(path, "path").toFile());
+    }
+  },
+
+  /**
+   * The JDK's selector-based NIO; domain sockets through JDK 16+ {@code UnixDomainSocketAddress}.
+   */
+  NIO {
+    @Override
+    IoHandlerFactory ioHandlerFactory() {
+      return NioIoHandler.newFactory();
+    }
+
+    @Override
+    public Class<? extends ServerSocketChannel> serverChannelType() {
+      return NioServerSocketChannel.class;
+    }
+
+    @Override
+    public Class<? extends SocketChannel> channelType() {
+      return NioSocketChannel.class;
+    }
+
+    @Override
+    public Class<? extends DatagramChannel> datagramChannelType() {
+      return NioDatagramChannel.class;
+    }
+
+    @Override
+    public Class<? extends ServerChannel> serverDomainSocketChannelType() {
+      return NioServerDomainSocketChannel.class;
+    }
+
+    @Override
+    public Class<? extends Channel> domainSocketChannelType() {
+      return NioDomainSocketChannel.class;
+    }
+
+    @Override
+    public SocketAddress domainSocketAddress(Path path) {
+      return UnixDomainSocketAddress.of(Objects.requireNonNull(path, "path"));
+    }
+  };
+
+  private static final Logger log = LoggerFactory.getLogger(NettyTransport.class);
+
+  /** Decided once per class load: probing epoll loads a native library. */
+  private static final class Best {
+    static final NettyTransport INSTANCE = choose();
+
+    private static NettyTransport choose() {
+      if (Epoll.isAvailable()) {
+        log.debug("Netty transport: epoll");
+        return EPOLL;
+      }
+      log.debug("Netty transport: nio (epoll unavailable)", Epoll.unavailabilityCause());
+      return NIO;
+    }
+  }
+
+  /** Epoll if its native library loads on this machine, otherwise NIO. */
+  public static NettyTransport best() {
+    return Best.INSTANCE;
+  }
+
+  /**
+   * The transport whose channels can register with {@code group}, for callers handed a group they
+   * did not create.
+   *
+   * @throws IllegalArgumentException if the group is neither an epoll nor an NIO I/O group
+   */
+  public static NettyTransport of(EventLoopGroup group) {
+    Objects.requireNonNull(group, "group");
+    if (group instanceof IoEventLoopGroup io) {
+      if (io.isCompatible(EpollIoHandle.class)) {
+        return EPOLL;
+      }
+      if (io.isCompatible(NioIoHandle.class)) {
+        return NIO;
+      }
+    }
+    throw new IllegalArgumentException(
+        "group: "
+            + group.getClass().getName()
+            + " (expected: an epoll or NIO MultiThreadIoEventLoopGroup)");
+  }
+
+  abstract IoHandlerFactory ioHandlerFactory();
+
+  /**
+   * A new event loop group of daemon threads named {@code threadNamePrefix-<group>-<n>}. The caller
+   * owns it and must {@code shutdownGracefully()} it.
+   *
+   * @param threads number of event loops; 0 means Netty's default (2 x cores)
+   */
+  public EventLoopGroup newEventLoopGroup(int threads, String threadNamePrefix) {
+    if (threads < 0) {
+      throw new IllegalArgumentException("threads: " + threads + " (expected: >= 0)");
+    }
+    Objects.requireNonNull(threadNamePrefix, "threadNamePrefix");
+    return new MultiThreadIoEventLoopGroup(
+        threads, new DefaultThreadFactory(threadNamePrefix, true), ioHandlerFactory());
+  }
+
+  /** TCP listener channel class for {@code ServerBootstrap.channel(...)}. */
+  public abstract Class<? extends ServerSocketChannel> serverChannelType();
+
+  /** TCP client channel class for {@code Bootstrap.channel(...)}. */
+  public abstract Class<? extends SocketChannel> channelType();
+
+  /** UDP channel class. */
+  public abstract Class<? extends DatagramChannel> datagramChannelType();
+
+  /** Unix domain socket listener channel class. */
+  public abstract Class<? extends ServerChannel> serverDomainSocketChannelType();
+
+  /** Unix domain socket client channel class. */
+  public abstract Class<? extends Channel> domainSocketChannelType();
+
+  /**
+   * The address of a Unix domain socket at {@code path} in the form this transport's domain socket
+   * channels accept (epoll and NIO use different address classes).
+   */
+  public abstract SocketAddress domainSocketAddress(Path path);
+}
