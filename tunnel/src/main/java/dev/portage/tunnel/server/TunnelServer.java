@@ -4,7 +4,11 @@ import dev.portage.api.konnectivity.AgentServiceGrpc;
 import dev.portage.api.konnectivity.ProxyServiceGrpc;
 import dev.portage.core.time.TimeSource;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import dev.portage.core.net.NettyTransport;
 import io.grpc.Server;
+import io.netty.channel.EventLoopGroup;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.NettyServerBuilder;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -45,6 +49,9 @@ public final class TunnelServer implements AutoCloseable {
   private final List<AutoCloseable> closeables = new ArrayList<>();
   private Server agentServer;
   private Server grpcFrontendServer;
+  private HttpConnectServer httpConnectServer;
+  private final NettyTransport transport = NettyTransport.best();
+  private EventLoopGroup ioGroup;
   private boolean started;
   private boolean closed;
 
@@ -81,6 +88,8 @@ public final class TunnelServer implements AutoCloseable {
       startAgentListener();
       if (config.mode() == FrontendMode.GRPC) {
         startGrpcFrontend();
+      } else {
+        startHttpConnectFrontend();
       }
     } catch (IOException | RuntimeException e) {
       close();
@@ -113,11 +122,46 @@ public final class TunnelServer implements AutoCloseable {
     ServerServiceDefinition service = ServerServiceDefinition.builder(ProxyServiceGrpc.getServiceDescriptor())
         .addMethod(ProxyServiceGrpc.getProxyMethod(), handler)
         .build();
-    NettyServerBuilder nb = NettyServerBuilder.forAddress(inet(config.serverBindAddress(), config.serverPort()))
-        .addService(service)
-        .executor(executor);
+    NettyServerBuilder nb;
+    if (config.udsName() != null) {
+      prepareUds(config.udsName());
+      EventLoopGroup group = ioGroup();
+      nb = NettyServerBuilder.forAddress(transport.domainSocketAddress(config.udsName()))
+          .channelType(transport.serverDomainSocketChannelType())
+          .bossEventLoopGroup(group)
+          .workerEventLoopGroup(group);
+    } else {
+      nb = NettyServerBuilder.forAddress(inet(config.serverBindAddress(), config.serverPort()));
+    }
+    nb.addService(service).executor(executor);
     keepalive(nb, config.frontendKeepaliveTime());
     grpcFrontendServer = nb.build().start();
+  }
+
+  private void startHttpConnectFrontend() throws IOException {
+    HttpConnectFrontend.Factory frontends = new HttpConnectFrontend.Factory(
+        router, metrics, config.connectionQueueBytes(), config.xfrChannelSize());
+    httpConnectServer = HttpConnectServer.start(
+        ioGroup(), transport, inet(config.serverBindAddress(), config.serverPort()), config.udsName(),
+        config.deleteExistingUdsFile(), null, frontends, time, config.headerReadTimeout(), metrics);
+    closeables.add(httpConnectServer);
+  }
+
+  private void prepareUds(Path path) throws IOException {
+    if (Files.exists(path)) {
+      if (!config.deleteExistingUdsFile()) {
+        throw new IOException("unix socket " + path + " exists (use --delete-existing-uds-file to replace it)");
+      }
+      Files.delete(path);
+    }
+    closeables.add(() -> Files.deleteIfExists(path));
+  }
+
+  private EventLoopGroup ioGroup() {
+    if (ioGroup == null) {
+      ioGroup = transport.newEventLoopGroup(0, "portage-server-io");
+    }
+    return ioGroup;
   }
 
   private static void keepalive(NettyServerBuilder nb, Duration d) {
@@ -140,7 +184,7 @@ public final class TunnelServer implements AutoCloseable {
     if (grpcFrontendServer != null) {
       return grpcFrontendServer.getListenSockets().get(0);
     }
-    return null;
+    return httpConnectServer == null ? null : httpConnectServer.localAddress();
   }
 
   /** The frontend TCP port, or -1 on a Unix socket. */
@@ -198,6 +242,9 @@ public final class TunnelServer implements AutoCloseable {
       } catch (Exception e) {
         log.warn("closing {} failed", closeables.get(i), e);
       }
+    }
+    if (ioGroup != null) {
+      ioGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }
     executor.shutdown();
     if (ownedScheduler != null) {
