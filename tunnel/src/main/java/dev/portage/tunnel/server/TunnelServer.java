@@ -23,7 +23,9 @@ import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -70,7 +72,10 @@ public final class TunnelServer implements AutoCloseable {
     router = new PacketRouter(
         new BackendRegistry(config.proxyStrategies(), metrics), new PendingDials(metrics), metrics, time,
         config.backendDialTimeout());
-    executor = Executors.newCachedThreadPool(daemon("portage-server"));
+    // A cached pool that drops work arriving after close: gRPC transports still report closed
+    // streams for a moment after the server terminated, and there is nothing left to do for them.
+    executor = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
+        daemon("portage-server"), new ThreadPoolExecutor.DiscardPolicy());
   }
 
   /** A builder for a server with {@code config}. */

@@ -51,7 +51,9 @@ final class TestStream implements AutoCloseable {
         events.add(s);
       }
     }, requestHeaders);
-    call.request(autoRequest ? 1 : 0);
+    if (autoRequest) {
+      call.request(1);
+    }
   }
 
   static TestStream agent(ManagedChannel ch, Metadata headers) {
