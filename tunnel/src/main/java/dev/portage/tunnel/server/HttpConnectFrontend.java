@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * socket closed) and the agent stream keeps flowing for everyone else.
  */
 final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements Frontend {
-  static final String SERVICE_METHOD = "HTTP-CONNECT";
+  private static final String SERVICE_METHOD = ServerMetrics.HTTP_CONNECT;
   static final String NO_TUNNELS = "currently no tunnels available: ";
   private static final int MAX_EARLY_BYTES = 64 * 1024;
   private static final Logger log = LoggerFactory.getLogger(HttpConnectFrontend.class);

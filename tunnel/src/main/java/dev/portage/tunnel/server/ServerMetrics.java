@@ -24,6 +24,7 @@ final class ServerMetrics {
   /** {@code service_method} label values. */
   static final String PROXY = "Proxy";
   static final String CONNECT = "Connect";
+  static final String HTTP_CONNECT = "HTTP-CONNECT";
 
   /** {@code reason} label values of {@code server_dial_failure_count}. */
   enum DialFailure {
@@ -119,6 +120,10 @@ final class ServerMetrics {
     }
     grpcConnections.labelValues(PROXY).set(0);
     grpcConnections.labelValues(CONNECT).set(0);
+    for (String method : new String[] {PROXY, HTTP_CONNECT}) {
+      fullReceiveChannels.labelValues(method).set(0);
+      receiveQueueOverflows.labelValues(method);
+    }
   }
 
   void dialDuration(long nanos) {

@@ -4,6 +4,10 @@ import dev.portage.api.konnectivity.AgentServiceGrpc;
 import dev.portage.api.konnectivity.ProxyServiceGrpc;
 import dev.portage.core.time.TimeSource;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import dev.portage.core.admin.AdminHandler;
+import dev.portage.core.admin.AdminResponse;
+import dev.portage.core.admin.AdminServer;
+import dev.portage.core.admin.HealthCheck;
 import dev.portage.core.net.NettyTransport;
 import io.grpc.Server;
 import io.netty.channel.EventLoopGroup;
@@ -39,6 +43,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class TunnelServer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(TunnelServer.class);
+  static final String NOT_READY = "no connection to any proxy agent";
 
   private final TunnelServerConfig config;
   private final TimeSource time;
@@ -52,6 +57,8 @@ public final class TunnelServer implements AutoCloseable {
   private Server agentServer;
   private Server grpcFrontendServer;
   private HttpConnectServer httpConnectServer;
+  private AdminServer healthServer;
+  private AdminServer adminServer;
   private final NettyTransport transport = NettyTransport.best();
   private EventLoopGroup ioGroup;
   private boolean started;
@@ -95,6 +102,12 @@ public final class TunnelServer implements AutoCloseable {
         startGrpcFrontend();
       } else {
         startHttpConnectFrontend();
+      }
+      if (config.healthPort() >= 0) {
+        healthServer = startAdmin(config.healthBindAddress(), config.healthPort());
+      }
+      if (config.adminPort() >= 0) {
+        adminServer = startAdmin(config.adminBindAddress(), config.adminPort());
       }
     } catch (IOException | RuntimeException e) {
       close();
@@ -152,6 +165,30 @@ public final class TunnelServer implements AutoCloseable {
     closeables.add(httpConnectServer);
   }
 
+  /**
+   * Health and admin listeners serve the same routes. Readiness has upstream's exact bodies, so it is
+   * a route rather than the admin server's check summary.
+   */
+  private AdminServer startAdmin(String host, int port) throws IOException {
+    AdminHandler readiness = request -> router.backends().ready()
+        ? AdminResponse.text(200, "ok")
+        : AdminResponse.text(500, NOT_READY);
+    AdminServer server = AdminServer.builder()
+        .bindAddress(host.isEmpty() ? "0.0.0.0" : host)
+        .port(port)
+        .registry(registry)
+        .eventLoopGroup(ioGroup())
+        .readinessCheck("proxy-agents", () -> router.backends().ready()
+            ? HealthCheck.Result.ok() : HealthCheck.Result.failed(NOT_READY))
+        .route("/healthz", request -> AdminResponse.text(200, "ok"))
+        .route("/readyz", readiness)
+        .route("/ready", readiness)
+        .build()
+        .start();
+    closeables.add(server);
+    return server;
+  }
+
   private void prepareUds(Path path) throws IOException {
     if (Files.exists(path)) {
       if (!config.deleteExistingUdsFile()) {
@@ -177,6 +214,16 @@ public final class TunnelServer implements AutoCloseable {
 
   private static InetSocketAddress inet(String host, int port) {
     return host.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
+  }
+
+  /** The health listener ({@code /healthz}, {@code /readyz}, {@code /metrics}), or null when off. */
+  public InetSocketAddress healthAddress() {
+    return healthServer == null ? null : healthServer.localAddress();
+  }
+
+  /** The admin listener, or null when off. */
+  public InetSocketAddress adminAddress() {
+    return adminServer == null ? null : adminServer.localAddress();
   }
 
   /** Where agents connect. */

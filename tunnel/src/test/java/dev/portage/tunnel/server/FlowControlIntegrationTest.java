@@ -95,13 +95,13 @@ class FlowControlIntegrationTest {
     agent.send(Packets.dialRsp(2, 2));
     fast.nextPacket(PacketType.DIAL_RSP);
 
-    // The slow stream's HTTP/2 window (1 MiB) plus its 256 KiB queue cannot take 4 MiB.
-    for (int i = 0; i < 128; i++) {
+    // The slow stream's HTTP/2 window (1 MiB) plus its 256 KiB queue cannot take 2 MiB.
+    for (int i = 0; i < 64; i++) {
       agent.send(Packets.data(1, chunk(i)));
     }
-    // 4 MiB for the reading client, paced in 128 KiB windows (its own budget is 256 KiB: the wire has
+    // 2 MiB for the reading client, paced in 128 KiB windows (its own budget is 256 KiB: the wire has
     // no per-connection window, so the test agent plays the role of a TCP backend at the reader's pace).
-    for (int i = 0; i < 128; i += 4) {
+    for (int i = 0; i < 64; i += 4) {
       for (int j = i; j < i + 4; j++) {
         agent.send(Packets.data(2, chunk(1000 + j)));
       }
