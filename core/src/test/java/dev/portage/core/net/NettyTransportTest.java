@@ -13,10 +13,11 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
-import io.netty.channel.DefaultEventLoopGroup;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.epoll.Epoll;
+import io.netty.channel.local.LocalIoHandler;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -32,9 +33,27 @@ import org.junit.jupiter.params.provider.EnumSource;
 class NettyTransportTest {
 
   @Test
-  void bestIsEpollExactlyWhenEpollLoads() {
+  void bestIsNioUnlessEpollIsRequested() {
     assertThat(NettyTransport.best())
+        .isEqualTo(
+            "epoll".equals(System.getProperty(NettyTransport.TRANSPORT_PROPERTY))
+                    && Epoll.isAvailable()
+                ? NettyTransport.EPOLL
+                : NettyTransport.NIO);
+  }
+
+  @Test
+  void choosesEpollOnRequestWhenItLoads() {
+    assertThat(NettyTransport.choose("epoll"))
         .isEqualTo(Epoll.isAvailable() ? NettyTransport.EPOLL : NettyTransport.NIO);
+    assertThat(NettyTransport.choose("nio")).isEqualTo(NettyTransport.NIO);
+  }
+
+  @Test
+  void rejectsUnknownTransportName() {
+    assertThatThrownBy(() -> NettyTransport.choose("io_uring"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("portage.transport: io_uring (expected: nio or epoll)");
   }
 
   @ParameterizedTest
@@ -108,12 +127,12 @@ class NettyTransportTest {
   }
 
   @Test
-  void rejectsGroupWithoutIo() throws Exception {
-    EventLoopGroup group = new DefaultEventLoopGroup(1);
+  void rejectsGroupOfAnotherTransport() throws Exception {
+    EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, LocalIoHandler.newFactory());
     try {
       assertThatThrownBy(() -> NettyTransport.of(group))
           .isInstanceOf(IllegalArgumentException.class)
-          .hasMessageContaining("DefaultEventLoopGroup")
+          .hasMessageContaining("MultiThreadIoEventLoopGroup")
           .hasMessageContaining("expected: an epoll or NIO");
     } finally {
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();

@@ -1,0 +1,335 @@
+package dev.portage.core.net;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandler;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLHandshakeException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** TLS handshakes and echo over loopback with contexts from {@link TlsContexts}. */
+class TlsIntegrationTest {
+
+  @TempDir static Path dir;
+  private static TestPki pki;
+  private EventLoopGroup group;
+  private Channel server;
+
+  /** Outcome of the server side of the latest handshake. */
+  private volatile CompletableFuture<Channel> serverHandshake;
+
+  @BeforeAll
+  static void createPki() throws Exception {
+    pki = new TestPki(dir);
+  }
+
+  @BeforeEach
+  void setUp() {
+    group = NettyTransport.best().newEventLoopGroup(1, "tls-test");
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    if (server != null) {
+      server.close().sync();
+    }
+    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
+  }
+
+  @Test
+  void echoesOverTlsWithServerAuthentication() throws Exception {
+    startServer(TlsContexts.server(pki.serverCert, pki.serverKey, null));
+
+    Exchange exchange = exchange(TlsContexts.client(pki.caCert, null, null), "localhost");
+
+    assertThat(exchange.reply()).isEqualTo("hello");
+    assertThat(exchange.ssl.engine().getSession().getProtocol()).isEqualTo("TLSv1.3");
+    assertThat(serverHandshake.get(10, TimeUnit.SECONDS)).isNotNull();
+  }
+
+  @Test
+  void mutualTlsAcceptsAClientCertificateSignedByTheCa() throws Exception {
+    startServer(TlsContexts.server(pki.serverCert, pki.serverKey, pki.caCert));
+
+    Exchange exchange =
+        exchange(TlsContexts.client(pki.caCert, pki.clientCert, pki.clientKey), "localhost");
+
+    assertThat(exchange.reply()).isEqualTo("hello");
+    assertThat(serverPeer()).isEqualTo("CN=agent-1");
+  }
+
+  @Test
+  void mutualTlsRejectsAClientWithoutCertificate() throws Exception {
+    startServer(TlsContexts.server(pki.serverCert, pki.serverKey, pki.caCert));
+
+    Exchange exchange = exchange(TlsContexts.client(pki.caCert, null, null), "localhost");
+
+    assertThat(exchange.replyFailure()).isNotNull();
+    assertThat(serverHandshakeFailure()).isInstanceOf(SSLHandshakeException.class);
+  }
+
+  @Test
+  void mutualTlsRejectsAClientCertificateFromAnotherCa() throws Exception {
+    startServer(TlsContexts.server(pki.serverCert, pki.serverKey, pki.caCert));
+
+    Exchange exchange =
+        exchange(TlsContexts.client(pki.caCert, pki.strangerCert, pki.strangerKey), "localhost");
+
+    assertThat(exchange.replyFailure()).isNotNull();
+    assertThat(serverHandshakeFailure()).isInstanceOf(SSLHandshakeException.class);
+  }
+
+  @Test
+  void clientRejectsAServerFromAnUntrustedCa() throws Exception {
+    startServer(TlsContexts.server(pki.serverCert, pki.serverKey, null));
+
+    Exchange exchange = exchange(TlsContexts.client(pki.otherCaCert, null, null), "localhost");
+
+    assertThat(exchange.handshakeFailure()).isInstanceOf(SSLHandshakeException.class);
+  }
+
+  @Test
+  void clientRejectsAServerCertificateForAnotherName() throws Exception {
+    startServer(TlsContexts.server(pki.serverCert, pki.serverKey, null));
+
+    Exchange exchange = exchange(TlsContexts.client(pki.caCert, null, null), "api.example.com");
+
+    assertThat(exchange.handshakeFailure()).isInstanceOf(SSLHandshakeException.class);
+  }
+
+  @Test
+  void serverWithMinimumTls13RefusesATls12Client() throws Exception {
+    startServer(
+        TlsContexts.server(
+            pki.serverCert,
+            pki.serverKey,
+            null,
+            TlsOptions.defaults().withMinVersion("VersionTLS13")));
+    SslContext tls12Only =
+        TlsContexts.clientBuilder(pki.caCert, null, null, TlsOptions.defaults())
+            .protocols("TLSv1.2")
+            .build();
+
+    Exchange exchange = exchange(tls12Only, "localhost");
+
+    assertThat(exchange.handshakeFailure()).isInstanceOf(SSLHandshakeException.class);
+  }
+
+  @Test
+  void tls12UsesTheConfiguredCipherSuite() throws Exception {
+    String suite = "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384";
+    startServer(
+        TlsContexts.server(
+            pki.serverCert,
+            pki.serverKey,
+            null,
+            TlsOptions.defaults().withCipherSuites(List.of(suite))));
+    SslContext tls12Only =
+        TlsContexts.clientBuilder(pki.caCert, null, null, TlsOptions.defaults())
+            .protocols("TLSv1.2")
+            .build();
+
+    Exchange exchange = exchange(tls12Only, "localhost");
+
+    assertThat(exchange.reply()).isEqualTo("hello");
+    assertThat(exchange.ssl.engine().getSession().getProtocol()).isEqualTo("TLSv1.2");
+    assertThat(exchange.ssl.engine().getSession().getCipherSuite()).isEqualTo(suite);
+  }
+
+  @Test
+  void alpnNegotiatesTheFirstCommonProtocol() throws Exception {
+    startServer(
+        TlsContexts.server(
+            pki.serverCert,
+            pki.serverKey,
+            null,
+            TlsOptions.defaults().withAlpnProtocols(List.of("h2", "http/1.1"))));
+
+    Exchange exchange =
+        exchange(
+            TlsContexts.client(
+                pki.caCert,
+                null,
+                null,
+                TlsOptions.defaults().withAlpnProtocols(List.of("http/1.1"))),
+            "localhost");
+
+    assertThat(exchange.reply()).isEqualTo("hello");
+    assertThat(exchange.ssl.applicationProtocol()).isEqualTo("http/1.1");
+  }
+
+  private void startServer(SslContext context) throws InterruptedException {
+    serverHandshake = new CompletableFuture<>();
+    server =
+        new ServerBootstrap()
+            .group(group)
+            .channel(NettyTransport.best().serverChannelType())
+            .childHandler(
+                new ChannelInitializer<>() {
+                  @Override
+                  protected void initChannel(Channel ch) {
+                    SslHandler ssl = context.newHandler(ch.alloc());
+                    CompletableFuture<Channel> outcome = serverHandshake;
+                    ssl.handshakeFuture()
+                        .addListener(
+                            f -> {
+                              if (f.isSuccess()) {
+                                outcome.complete(ch);
+                              } else {
+                                outcome.completeExceptionally(f.cause());
+                              }
+                            });
+                    ch.pipeline().addLast(ssl, new Echo());
+                  }
+                })
+            .bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+            .sync()
+            .channel();
+  }
+
+  private String serverPeer() throws Exception {
+    Channel ch = serverHandshake.get(10, TimeUnit.SECONDS);
+    var peer = ch.pipeline().get(SslHandler.class).engine().getSession().getPeerPrincipal();
+    return peer.getName();
+  }
+
+  private Throwable serverHandshakeFailure() throws Exception {
+    try {
+      serverHandshake.get(10, TimeUnit.SECONDS);
+      throw new AssertionError("server handshake succeeded");
+    } catch (ExecutionException e) {
+      return e.getCause();
+    }
+  }
+
+  /** One client connection that sends "hello" after its handshake and waits for the echo. */
+  private final class Exchange {
+    final SslHandler ssl;
+    final CompletableFuture<String> reply = new CompletableFuture<>();
+    final Channel channel;
+
+    Exchange(SslContext context, String host) throws InterruptedException {
+      int port = ((InetSocketAddress) server.localAddress()).getPort();
+      ssl = context.newHandler(io.netty.buffer.ByteBufAllocator.DEFAULT, host, port);
+      channel =
+          new Bootstrap()
+              .group(group)
+              .channel(NettyTransport.best().channelType())
+              .handler(
+                  new ChannelInitializer<>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                      ch.pipeline().addLast(ssl, new Collector(reply, "hello".length()));
+                    }
+                  })
+              .connect(server.localAddress())
+              .sync()
+              .channel();
+      ssl.handshakeFuture()
+          .addListener(
+              f -> {
+                if (f.isSuccess()) {
+                  channel.writeAndFlush(Unpooled.copiedBuffer("hello", StandardCharsets.US_ASCII));
+                }
+              });
+    }
+
+    String reply() throws Exception {
+      try {
+        return reply.get(10, TimeUnit.SECONDS);
+      } finally {
+        channel.close().sync();
+      }
+    }
+
+    Throwable replyFailure() throws Exception {
+      try {
+        reply.get(10, TimeUnit.SECONDS);
+        throw new AssertionError("echo arrived");
+      } catch (ExecutionException e) {
+        return e.getCause();
+      } finally {
+        channel.close().sync();
+      }
+    }
+
+    Throwable handshakeFailure() throws Exception {
+      try {
+        return ssl.handshakeFuture().await(10, TimeUnit.SECONDS)
+            ? ssl.handshakeFuture().cause()
+            : null;
+      } finally {
+        channel.close().sync();
+      }
+    }
+  }
+
+  private Exchange exchange(SslContext context, String host) throws InterruptedException {
+    return new Exchange(context, host);
+  }
+
+  /** Completes with the text once {@code length} bytes arrived; fails if the channel ends first. */
+  private static final class Collector extends SimpleChannelInboundHandler<ByteBuf> {
+    private final CompletableFuture<String> reply;
+    private final int length;
+    private final StringBuilder text = new StringBuilder();
+
+    Collector(CompletableFuture<String> reply, int length) {
+      this.reply = reply;
+      this.length = length;
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, ByteBuf msg) {
+      text.append(msg.toString(StandardCharsets.US_ASCII));
+      if (text.length() >= length) {
+        reply.complete(text.toString());
+      }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      reply.completeExceptionally(cause);
+      ctx.close();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      reply.completeExceptionally(new IllegalStateException("closed before the echo"));
+    }
+  }
+
+  private static final class Echo extends ChannelInboundHandlerAdapter {
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      ctx.writeAndFlush(msg);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      ctx.close();
+    }
+  }
+}
