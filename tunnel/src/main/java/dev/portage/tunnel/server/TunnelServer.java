@@ -14,7 +14,12 @@ import io.netty.channel.EventLoopGroup;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import io.grpc.ServerServiceDefinition;
+import dev.portage.core.net.TlsContexts;
+import dev.portage.core.net.TlsOptions;
+import io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.NettyServerBuilder;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -131,6 +136,9 @@ public final class TunnelServer implements AutoCloseable {
         .permitKeepAliveTime(30, TimeUnit.SECONDS)
         .permitKeepAliveWithoutCalls(true);
     keepalive(nb, config.keepaliveTime());
+    if (config.agentTls() != null) {
+      nb.sslContext(grpcTls(config.agentTls()));
+    }
     agentServer = nb.build().start();
   }
 
@@ -153,6 +161,9 @@ public final class TunnelServer implements AutoCloseable {
     }
     nb.addService(service).executor(executor);
     keepalive(nb, config.frontendKeepaliveTime());
+    if (config.frontendTls() != null) {
+      nb.sslContext(grpcTls(config.frontendTls()));
+    }
     grpcFrontendServer = nb.build().start();
   }
 
@@ -161,7 +172,10 @@ public final class TunnelServer implements AutoCloseable {
         router, metrics, config.connectionQueueBytes(), config.xfrChannelSize());
     httpConnectServer = HttpConnectServer.start(
         ioGroup(), transport, inet(config.serverBindAddress(), config.serverPort()), config.udsName(),
-        config.deleteExistingUdsFile(), null, frontends, time, config.headerReadTimeout(), metrics);
+        config.deleteExistingUdsFile(),
+        config.frontendTls() == null ? null : TlsContexts.server(
+            config.frontendTls().cert(), config.frontendTls().key(), config.frontendTls().clientCa(), tlsOptions()),
+        frontends, time, config.headerReadTimeout(), metrics);
     closeables.add(httpConnectServer);
   }
 
@@ -204,6 +218,17 @@ public final class TunnelServer implements AutoCloseable {
       ioGroup = transport.newEventLoopGroup(0, "portage-server-io");
     }
     return ioGroup;
+  }
+
+  private TlsOptions tlsOptions() {
+    TlsOptions options = TlsOptions.defaults().withCipherSuites(config.cipherSuites());
+    return config.tlsMinVersion() == null ? options : options.withMinVersion(config.tlsMinVersion());
+  }
+
+  /** A gRPC (HTTP/2, ALPN h2) server context; with a client CA, client certificates are required. */
+  private SslContext grpcTls(TlsFiles files) throws IOException {
+    SslContextBuilder b = TlsContexts.serverBuilder(files.cert(), files.key(), files.clientCa(), tlsOptions());
+    return GrpcSslContexts.configure(b, TlsContexts.provider()).build();
   }
 
   private static void keepalive(NettyServerBuilder nb, Duration d) {
