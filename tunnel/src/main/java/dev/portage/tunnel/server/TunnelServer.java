@@ -125,8 +125,12 @@ public final class TunnelServer implements AutoCloseable {
   }
 
   private void startAgentListener() throws IOException {
+    AgentAuthenticator authenticator = AgentAuthenticator.NONE;
+    if (config.agentTokenAuth() != null) {
+      authenticator = new TokenReviewAuthenticator(requireKubernetes("agent token authentication"), config.agentTokenAuth());
+    }
     AgentStreamHandler handler = new AgentStreamHandler(
-        config.serverId(), config.serverCount(), router, AgentAuthenticator.NONE, metrics);
+        config.serverId(), config.serverCount(), router, authenticator, metrics);
     ServerServiceDefinition service = ServerServiceDefinition.builder(AgentServiceGrpc.getServiceDescriptor())
         .addMethod(AgentServiceGrpc.getConnectMethod(), handler)
         .build();
@@ -218,6 +222,13 @@ public final class TunnelServer implements AutoCloseable {
       ioGroup = transport.newEventLoopGroup(0, "portage-server-io");
     }
     return ioGroup;
+  }
+
+  private KubernetesClient requireKubernetes(String what) {
+    if (kubernetes == null) {
+      throw new IllegalStateException(what + " needs a Kubernetes client (expected: Builder.kubernetesClient(...))");
+    }
+    return kubernetes;
   }
 
   private TlsOptions tlsOptions() {

@@ -3,6 +3,7 @@ package dev.portage.tunnel.server;
 import static org.awaitility.Awaitility.await;
 
 import dev.portage.core.time.TimeSource;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -28,8 +29,12 @@ final class ServerFixture implements AutoCloseable {
   private ManagedChannel frontendChannel;
 
   ServerFixture(UnaryOperator<TunnelServerConfig.Builder> customizer, TimeSource time) {
+    this(customizer, time, null);
+  }
+
+  ServerFixture(UnaryOperator<TunnelServerConfig.Builder> customizer, TimeSource time, KubernetesClient kubernetes) {
     TunnelServerConfig config = customizer.apply(TunnelServerConfig.builder().ephemeralPorts().serverId("server-1")).build();
-    TunnelServer.Builder b = TunnelServer.builder(config).registry(registry);
+    TunnelServer.Builder b = TunnelServer.builder(config).registry(registry).kubernetesClient(kubernetes);
     if (time != null) {
       b.timeSource(time);
     }
