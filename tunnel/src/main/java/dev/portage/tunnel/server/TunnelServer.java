@@ -108,6 +108,12 @@ public final class TunnelServer implements AutoCloseable {
       } else {
         startHttpConnectFrontend();
       }
+      if (config.enableLeaseController()) {
+        LeaseController leases = new LeaseController(requireKubernetes("the lease controller"), time,
+            config.leaseNamespace(), config.leaseLabels(), config.serverId());
+        closeables.add(leases);
+        leases.start();
+      }
       if (config.healthPort() >= 0) {
         healthServer = startAdmin(config.healthBindAddress(), config.healthPort());
       }
