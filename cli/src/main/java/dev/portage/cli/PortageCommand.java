@@ -8,6 +8,7 @@ import picocli.CommandLine.Command;
     name = "portage",
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
+    subcommands = {ServerCommand.class},
     description = "Traffic components a Kubernetes platform runs between its networks.")
 public final class PortageCommand implements Runnable {
 
