@@ -319,6 +319,29 @@ class GrpcFrontendIntegrationTest {
   }
 
   @Test
+  void grpcFrontendOnAUnixDomainSocket(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path uds = dir.resolve("proxy.sock");
+    fx = new ServerFixture(b -> b.serverPort(0).udsName(uds));
+    TestStream agent = fx.agent("agent-a", null);
+    dev.portage.core.net.NettyTransport transport = dev.portage.core.net.NettyTransport.best();
+    io.netty.channel.EventLoopGroup group = transport.newEventLoopGroup(1, "uds-client");
+    io.grpc.ManagedChannel ch = io.grpc.netty.NettyChannelBuilder.forAddress(transport.domainSocketAddress(uds))
+        .channelType(transport.domainSocketChannelType(), transport.domainSocketAddress(uds).getClass())
+        .eventLoopGroup(group)
+        .usePlaintext()
+        .build();
+    try (TestStream f = TestStream.frontend(ch)) {
+      f.send(Packets.dialReq("10.0.0.5:443", 1));
+      agent.nextPacket(PacketType.DIAL_REQ);
+      agent.send(Packets.dialRsp(1, 1));
+      assertThat(f.nextPacket(PacketType.DIAL_RSP).getDialResponse().getConnectID()).isEqualTo(1);
+    } finally {
+      ch.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+      group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).sync();
+    }
+  }
+
+  @Test
   void thousandOpenCloseCyclesLeaveNoState() {
     fixture();
     TestStream agent = fx.agent("agent-a", null);
