@@ -67,6 +67,7 @@ final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements 
     try {
       f.router.dial(this, req);
       log.debug("{}: CONNECT {} pending as dial {}", channel, target, random);
+      channel.read();
     } catch (DialRefusedException e) {
       String body = PacketRouter.NO_AGENT.equals(e.getMessage()) ? NO_TUNNELS + e.getMessage() : e.getMessage();
       fail(PacketRouter.NO_AGENT.equals(e.getMessage()) ? 500 : 502, body);
@@ -145,13 +146,9 @@ final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements 
     }
     switch (state) {
       case PENDING -> {
-        // Bytes the client sent right behind its CONNECT head; held until the tunnel is up.
+        // Bytes the client sent before the 200; held (bounded, see channelReadComplete) until the tunnel is up.
         earlyBytes += buf.readableBytes();
         early.add(buf);
-        if (earlyBytes > MAX_EARLY_BYTES) {
-          f.router.cancelDial(this, random, true);
-          fail(400, "more than " + MAX_EARLY_BYTES + " bytes sent before the tunnel was established");
-        }
       }
       case ESTABLISHED -> forward(buf);
       default -> buf.release();
@@ -162,6 +159,10 @@ final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements 
   public void channelReadComplete(ChannelHandlerContext ctx) {
     if (state == State.ESTABLISHED) {
       readMore();
+    } else if (state == State.PENDING && earlyBytes < MAX_EARLY_BYTES) {
+      // Keep reading while the dial is pending so a client that goes away is noticed (and the agent
+      // told with DIAL_CLS); stop at the early-bytes bound until the tunnel is up.
+      ctx.read();
     }
   }
 
