@@ -1,0 +1,285 @@
+package dev.portage.cli;
+
+import dev.portage.tunnel.server.AgentTokenAuth;
+import dev.portage.tunnel.server.FrontendMode;
+import dev.portage.tunnel.server.ProxyStrategy;
+import dev.portage.tunnel.server.TlsFiles;
+import dev.portage.tunnel.server.TunnelServer;
+import dev.portage.tunnel.server.TunnelServerConfig;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code portage server}: the Konnectivity-compatible proxy server with upstream proxy-server's flag
+ * names and defaults, so scripts written for upstream run unchanged. Runs until SIGTERM/SIGINT.
+ */
+@Command(
+    name = "server",
+    mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
+    description = "Konnectivity-compatible tunnel server: agents connect out to it, clients reach them through it.")
+public final class ServerCommand implements Callable<Integer> {
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Option(names = "--mode", defaultValue = "grpc", description = "Frontend protocol: grpc or http-connect (default: ${DEFAULT-VALUE}).")
+  String mode;
+
+  @Option(names = "--uds-name", description = "Serve frontends on this Unix domain socket (requires --server-port=0).")
+  Path udsName;
+
+  @Option(names = "--delete-existing-uds-file", arity = "0..1", defaultValue = "true", fallbackValue = "true",
+      description = "Replace an existing file at --uds-name (default: ${DEFAULT-VALUE}).")
+  boolean deleteExistingUdsFile;
+
+  @Option(names = "--server-port", defaultValue = "8090", description = "Frontend port (default: ${DEFAULT-VALUE}).")
+  int serverPort;
+
+  @Option(names = "--server-bind-address", defaultValue = "", description = "Frontend bind address (default: all).")
+  String serverBindAddress;
+
+  @Option(names = "--server-cert", description = "Frontend TLS certificate (PEM).")
+  Path serverCert;
+
+  @Option(names = "--server-key", description = "Frontend TLS key (PEM).")
+  Path serverKey;
+
+  @Option(names = "--server-ca-cert", description = "CA for frontend client certificates (turns on mTLS).")
+  Path serverCaCert;
+
+  @Option(names = "--agent-port", defaultValue = "8091", description = "Agent port (default: ${DEFAULT-VALUE}).")
+  int agentPort;
+
+  @Option(names = "--agent-bind-address", defaultValue = "", description = "Agent bind address (default: all).")
+  String agentBindAddress;
+
+  @Option(names = "--cluster-cert", description = "Agent listener TLS certificate (PEM).")
+  Path clusterCert;
+
+  @Option(names = "--cluster-key", description = "Agent listener TLS key (PEM).")
+  Path clusterKey;
+
+  @Option(names = "--cluster-ca-cert", description = "CA for agent client certificates (turns on mTLS).")
+  Path clusterCaCert;
+
+  @Option(names = "--health-port", defaultValue = "8092", description = "Health port (default: ${DEFAULT-VALUE}).")
+  int healthPort;
+
+  @Option(names = "--health-bind-address", defaultValue = "", description = "Health bind address (default: all).")
+  String healthBindAddress;
+
+  @Option(names = "--admin-port", defaultValue = "8095", description = "Admin port (default: ${DEFAULT-VALUE}).")
+  int adminPort;
+
+  @Option(names = "--admin-bind-address", defaultValue = "127.0.0.1", description = "Admin bind address (default: ${DEFAULT-VALUE}).")
+  String adminBindAddress;
+
+  @Option(names = "--keepalive-time", defaultValue = "1h", converter = GoDuration.class,
+      description = "Keepalive ping interval toward agents (default: ${DEFAULT-VALUE}).")
+  Duration keepaliveTime;
+
+  @Option(names = "--frontend-keepalive-time", defaultValue = "1h", converter = GoDuration.class,
+      description = "Keepalive ping interval toward frontends (default: ${DEFAULT-VALUE}).")
+  Duration frontendKeepaliveTime;
+
+  @Option(names = "--server-id", defaultValue = "${env:PROXY_SERVER_ID}",
+      description = "This server's ID (default: $PROXY_SERVER_ID, else a random UUID).")
+  String serverId;
+
+  @Option(names = "--server-count", defaultValue = "1", description = "Number of server replicas (default: ${DEFAULT-VALUE}).")
+  int serverCount;
+
+  @Option(names = "--agent-namespace", description = "Namespace of the agents' service account (turns on token auth).")
+  String agentNamespace;
+
+  @Option(names = "--agent-service-account", description = "The agents' service account.")
+  String agentServiceAccount;
+
+  @Option(names = "--authentication-audience", description = "Audience of agent tokens.")
+  String authenticationAudience;
+
+  @Option(names = "--kubeconfig", description = "Kubeconfig for token reviews and leases (default: in-cluster or ~/.kube/config).")
+  Path kubeconfig;
+
+  @Option(names = "--proxy-strategies", defaultValue = "default",
+      description = "Comma list of default, destHost, defaultRoute, tried in order (default: ${DEFAULT-VALUE}).")
+  String proxyStrategies;
+
+  @Option(names = "--xfr-channel-size", defaultValue = "10",
+      description = "Packets each connection may always queue toward its client (default: ${DEFAULT-VALUE}).")
+  int xfrChannelSize;
+
+  @Option(names = "--enable-lease-controller", arity = "0..1", fallbackValue = "true", defaultValue = "false",
+      description = "Maintain a server Lease for agents that count leases.")
+  boolean enableLeaseController;
+
+  @Option(names = "--lease-namespace", defaultValue = "kube-system", description = "Lease namespace (default: ${DEFAULT-VALUE}).")
+  String leaseNamespace;
+
+  @Option(names = "--lease-label", defaultValue = "k8s-app=konnectivity-server",
+      description = "Labels of server leases, k=v[,k=v] (default: ${DEFAULT-VALUE}).")
+  String leaseLabel;
+
+  @Option(names = "--graceful-shutdown-timeout", defaultValue = "0", converter = GoDuration.class,
+      description = "How long close waits for open streams (default: ${DEFAULT-VALUE}).")
+  Duration gracefulShutdownTimeout;
+
+  @Option(names = "--backend-dial-timeout", defaultValue = "0", converter = GoDuration.class,
+      description = "Fail dials the agent has not answered within this time; 0 = never (default: ${DEFAULT-VALUE}).")
+  Duration backendDialTimeout;
+
+  @Option(names = "--cipher-suites", split = ",", description = "TLS 1.2 cipher suites (IANA names).")
+  List<String> cipherSuites;
+
+  @Option(names = "--tls-min-version", description = "Lowest TLS version: VersionTLS12 or VersionTLS13.")
+  String tlsMinVersion;
+
+  @Override
+  public Integer call() throws Exception {
+    TunnelServerConfig config = toConfig();
+    KubernetesClient kubernetes = config.agentTokenAuth() != null || config.enableLeaseController()
+        ? kubernetesClient() : null;
+    CountDownLatch stopped = new CountDownLatch(1);
+    TunnelServer server = TunnelServer.builder(config).kubernetesClient(kubernetes).build();
+    Thread hook = new Thread(() -> {
+      server.close();
+      if (kubernetes != null) {
+        kubernetes.close();
+      }
+      stopped.countDown();
+    }, "portage-server-shutdown");
+    try {
+      server.start();
+    } catch (RuntimeException e) {
+      server.close();
+      if (kubernetes != null) {
+        kubernetes.close();
+      }
+      throw e;
+    }
+    Runtime.getRuntime().addShutdownHook(hook);
+    stopped.await();
+    return 0;
+  }
+
+  /** The server configuration these flags describe; bad combinations fail with the flag names. */
+  TunnelServerConfig toConfig() {
+    try {
+      return TunnelServerConfig.builder()
+          .serverId(serverId == null || serverId.isBlank() ? UUID.randomUUID().toString() : serverId)
+          .serverCount(serverCount)
+          .mode(FrontendMode.of(mode))
+          .udsName(udsName)
+          .deleteExistingUdsFile(deleteExistingUdsFile)
+          .serverPort(serverPort)
+          .serverBindAddress(serverBindAddress)
+          .frontendTls(tls("--server-cert", serverCert, "--server-key", serverKey, serverCaCert, "--server-ca-cert"))
+          .agentPort(agentPort)
+          .agentBindAddress(agentBindAddress)
+          .agentTls(tls("--cluster-cert", clusterCert, "--cluster-key", clusterKey, clusterCaCert, "--cluster-ca-cert"))
+          .healthPort(healthPort)
+          .healthBindAddress(healthBindAddress)
+          .adminPort(adminPort)
+          .adminBindAddress(adminBindAddress)
+          .keepaliveTime(keepaliveTime)
+          .frontendKeepaliveTime(frontendKeepaliveTime)
+          .agentTokenAuth(tokenAuth())
+          .proxyStrategies(ProxyStrategy.parseList(proxyStrategies))
+          .xfrChannelSize(xfrChannelSize)
+          .enableLeaseController(enableLeaseController)
+          .leaseNamespace(leaseNamespace)
+          .leaseLabels(TunnelServerConfig.parseLabels(leaseLabel))
+          .gracefulShutdownTimeout(gracefulShutdownTimeout)
+          .backendDialTimeout(backendDialTimeout)
+          .cipherSuites(cipherSuites)
+          .tlsMinVersion(tlsMinVersion)
+          .build();
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
+    }
+  }
+
+  private TlsFiles tls(String certFlag, Path cert, String keyFlag, Path key, Path ca, String caFlag) {
+    if (cert == null && key == null) {
+      if (ca != null) {
+        throw new IllegalArgumentException(caFlag + " needs " + certFlag + " and " + keyFlag);
+      }
+      return null;
+    }
+    if (cert == null || key == null) {
+      throw new IllegalArgumentException(certFlag + " and " + keyFlag + " go together (expected: both or neither)");
+    }
+    return new TlsFiles(cert, key, ca);
+  }
+
+  private AgentTokenAuth tokenAuth() {
+    if (agentNamespace == null || agentNamespace.isEmpty()) {
+      if (agentServiceAccount != null || authenticationAudience != null) {
+        throw new IllegalArgumentException(
+            "--agent-service-account and --authentication-audience need --agent-namespace");
+      }
+      return null;
+    }
+    if (agentServiceAccount == null || authenticationAudience == null) {
+      throw new IllegalArgumentException(
+          "--agent-namespace needs --agent-service-account and --authentication-audience");
+    }
+    if (clusterCaCert != null) {
+      throw new IllegalArgumentException("--agent-namespace and --cluster-ca-cert are exclusive");
+    }
+    return new AgentTokenAuth(agentNamespace, agentServiceAccount, authenticationAudience);
+  }
+
+  private KubernetesClient kubernetesClient() throws IOException {
+    Config config = kubeconfig == null
+        ? Config.autoConfigure(null)
+        : Config.fromKubeconfig(Files.readString(kubeconfig));
+    return new KubernetesClientBuilder().withConfig(config).build();
+  }
+
+  /** Go {@code time.Duration} syntax as upstream flags take it: {@code 0}, {@code 1h}, {@code 1m30s}, {@code 500ms}. */
+  static final class GoDuration implements CommandLine.ITypeConverter<Duration> {
+    private static final Pattern PART = Pattern.compile("(\\d+(?:\\.\\d+)?)(ns|us|µs|ms|s|m|h)");
+
+    @Override
+    public Duration convert(String value) {
+      if (value.equals("0")) {
+        return Duration.ZERO;
+      }
+      Matcher m = PART.matcher(value);
+      double nanos = 0;
+      int end = 0;
+      while (m.find() && m.start() == end) {
+        double n = Double.parseDouble(m.group(1));
+        nanos += n * switch (m.group(2)) {
+          case "ns" -> 1;
+          case "us", "µs" -> 1e3;
+          case "ms" -> 1e6;
+          case "s" -> 1e9;
+          case "m" -> 60e9;
+          default -> 3600e9;
+        };
+        end = m.end();
+      }
+      if (end == 0 || end != value.length()) {
+        throw new CommandLine.TypeConversionException(
+            "'" + value + "' is not a duration (expected: Go syntax such as 0, 30s, 1m30s, 1h)");
+      }
+      return Duration.ofNanos((long) nanos);
+    }
+  }
+}

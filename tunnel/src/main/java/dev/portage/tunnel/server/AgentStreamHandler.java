@@ -1,0 +1,137 @@
+package dev.portage.tunnel.server;
+
+import dev.portage.api.konnectivity.Packet;
+import dev.portage.tunnel.wire.AgentIdentifiers;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.Status;
+import io.grpc.StatusException;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Serves {@code AgentService.Connect}: checks {@code agentid}/{@code agentidentifiers} (and token auth),
+ * sends the {@code serverid}/{@code servercount} response headers at once, registers the stream as a
+ * {@link Backend} and feeds its packets to the {@link PacketRouter}. The receive path never blocks on a
+ * frontend: it asks for the next message as soon as one is routed. Thread-safe.
+ */
+final class AgentStreamHandler implements ServerCallHandler<Packet, Packet> {
+  private static final Logger log = LoggerFactory.getLogger(AgentStreamHandler.class);
+
+  private final String serverId;
+  private final int serverCount;
+  private final PacketRouter router;
+  private final AgentAuthenticator authenticator;
+  private final ServerMetrics metrics;
+
+  AgentStreamHandler(
+      String serverId, int serverCount, PacketRouter router, AgentAuthenticator authenticator, ServerMetrics metrics) {
+    this.serverId = serverId;
+    this.serverCount = serverCount;
+    this.router = router;
+    this.authenticator = authenticator;
+    this.metrics = metrics;
+  }
+
+  @Override
+  public ServerCall.Listener<Packet> startCall(ServerCall<Packet, Packet> call, Metadata headers) {
+    String agentId;
+    AgentIdentifiers identifiers;
+    try {
+      agentId = single(headers, dev.portage.tunnel.wire.Metadata.AGENT_ID, true);
+      identifiers = identifiers(headers);
+      authenticator.authenticate(agentId, headers);
+    } catch (StatusException e) {
+      log.warn("agent connection refused: {}", e.getStatus().getDescription());
+      metrics.streamError(ServerMetrics.FROM_AGENT, e.getStatus().getCode(), null);
+      call.close(e.getStatus(), new Metadata());
+      return new ServerCall.Listener<>() {};
+    }
+    Metadata response = new Metadata();
+    response.put(dev.portage.tunnel.wire.Metadata.SERVER_ID, serverId);
+    response.put(dev.portage.tunnel.wire.Metadata.SERVER_COUNT, Integer.toString(serverCount));
+    call.sendHeaders(response);
+
+    Backend backend = new Backend(agentId, identifiers, call, metrics);
+    router.backends().add(backend);
+    metrics.grpcConnection(ServerMetrics.CONNECT, 1);
+    log.info("agent {} connected (identifiers: {})", agentId, identifiers.encode());
+    call.request(1);
+    return new Listener(call, backend);
+  }
+
+  private static String single(Metadata headers, Metadata.Key<String> key, boolean required) throws StatusException {
+    Iterable<String> values = headers.getAll(key);
+    List<String> list = new ArrayList<>();
+    if (values != null) {
+      values.forEach(list::add);
+    }
+    if (list.size() > 1 || (required && list.isEmpty())) {
+      throw Status.INVALID_ARGUMENT
+          .withDescription("expected " + (required ? "exactly" : "at most") + " one " + key.name()
+              + " header, got " + list.size())
+          .asException();
+    }
+    return list.isEmpty() ? null : list.get(0);
+  }
+
+  private static AgentIdentifiers identifiers(Metadata headers) throws StatusException {
+    String raw = single(headers, dev.portage.tunnel.wire.Metadata.AGENT_IDENTIFIERS, false);
+    try {
+      return AgentIdentifiers.parse(raw);
+    } catch (IllegalArgumentException e) {
+      throw Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asException();
+    }
+  }
+
+  private final class Listener extends ServerCall.Listener<Packet> {
+    private final ServerCall<Packet, Packet> call;
+    private final Backend backend;
+    private boolean gone;
+
+    Listener(ServerCall<Packet, Packet> call, Backend backend) {
+      this.call = call;
+      this.backend = backend;
+    }
+
+    @Override
+    public void onMessage(Packet packet) {
+      router.onAgentPacket(backend, packet);
+      call.request(1);
+    }
+
+    @Override
+    public void onReady() {
+      backend.onReady();
+    }
+
+    @Override
+    public void onHalfClose() {
+      backend.close(Status.OK);
+      gone("agent closed the stream");
+    }
+
+    @Override
+    public void onCancel() {
+      gone("stream cancelled");
+    }
+
+    @Override
+    public void onComplete() {
+      gone("stream completed");
+    }
+
+    private void gone(String reason) {
+      if (gone) {
+        return;
+      }
+      gone = true;
+      log.info("agent {} disconnected: {}", backend.agentId(), reason);
+      metrics.grpcConnection(ServerMetrics.CONNECT, -1);
+      router.agentGone(backend, reason);
+    }
+  }
+}

@@ -1,0 +1,23 @@
+package dev.portage.tunnel.server;
+
+import com.google.protobuf.ByteString;
+
+/**
+ * One client-side connection (a gRPC {@code Proxy} stream or an HTTP {@code CONNECT} socket) as the
+ * {@link PacketRouter} sees it. The router calls these from an agent stream's receive thread or a timer
+ * thread; implementations hand the work to their own serial executor and never block.
+ */
+interface Frontend {
+
+  /** The agent accepted dial {@code random}; the router already filed it as {@code connectID} on {@code backend}. */
+  void dialEstablished(Backend backend, long random, long connectID);
+
+  /** Dial {@code random} failed; the router already removed it. {@code error} is the client-facing text. */
+  void dialFailed(long random, String error);
+
+  /** Bytes from the agent for this connection; must not block (see {@link ReceiveBudget}). */
+  void deliver(ByteString data);
+
+  /** The agent closed the connection or its stream was lost; the router already removed it. */
+  void closedByAgent(long connectID, String error);
+}

@@ -1,0 +1,319 @@
+package dev.portage.tunnel.server;
+
+import com.google.protobuf.ByteString;
+import dev.portage.api.konnectivity.CloseResponse;
+import dev.portage.api.konnectivity.Data;
+import dev.portage.api.konnectivity.DialRequest;
+import dev.portage.api.konnectivity.DialResponse;
+import dev.portage.api.konnectivity.Packet;
+import dev.portage.api.konnectivity.PacketType;
+import dev.portage.core.time.Ticker;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.Status;
+import java.util.ArrayDeque;
+import java.util.concurrent.Executor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One {@code ProxyService.Proxy} stream: one tunneled connection. All state lives on a {@link
+ * SerialExecutor}; gRPC callbacks and the router's callbacks are both posted there.
+ *
+ * <p>Flow control: the stream is read with manual {@code request(1)}, and the next packet is requested
+ * only when the agent stream {@link Backend#isReady() is ready}, so a fast client cannot grow the
+ * agent's buffer. Toward the client, DATA waits in this connection's own queue until the client's
+ * stream is ready; that queue is bounded by a {@link ReceiveBudget}. The Konnectivity wire has no
+ * per-connection window, so a connection whose queue overflows is closed alone (CLOSE_REQ to the agent,
+ * CLOSE_RSP with an error to the client) instead of stalling the agent stream for everyone.
+ */
+final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend {
+  private static final Logger log = LoggerFactory.getLogger(GrpcFrontend.class);
+
+  private enum State { IDLE, PENDING, ESTABLISHED, CLOSED }
+
+  private final ServerCall<Packet, Packet> call;
+  private final PacketRouter router;
+  private final ServerMetrics metrics;
+  private final Ticker ticker;
+  private final SerialExecutor serial;
+  private final ReceiveBudget budget;
+  private final ArrayDeque<Packet> outbound = new ArrayDeque<>();
+  private State state = State.IDLE;
+  private long random;
+  private Backend backend;
+  private long connectID;
+  private boolean backlogged;
+  private boolean finishAfterFlush;
+
+  GrpcFrontend(
+      ServerCall<Packet, Packet> call, PacketRouter router, ServerMetrics metrics, Ticker ticker,
+      Executor executor, long queueBytes, int queuePackets) {
+    this.call = call;
+    this.router = router;
+    this.metrics = metrics;
+    this.ticker = ticker;
+    this.serial = new SerialExecutor(executor);
+    this.budget = new ReceiveBudget(queueBytes, queuePackets);
+  }
+
+  /** Called once from startCall. */
+  void start() {
+    metrics.grpcConnection(ServerMetrics.PROXY, 1);
+    serial.execute(() -> call.sendHeaders(new Metadata()));
+    call.request(1);
+  }
+
+  // ---- gRPC callbacks (call's executor) ----
+
+  @Override
+  public void onMessage(Packet p) {
+    serial.execute(() -> handle(p));
+  }
+
+  @Override
+  public void onHalfClose() {
+    serial.execute(() -> frontendGone(true));
+  }
+
+  @Override
+  public void onCancel() {
+    serial.execute(() -> frontendGone(false));
+  }
+
+  @Override
+  public void onReady() {
+    serial.execute(this::flush);
+  }
+
+  // ---- router callbacks (any thread) ----
+
+  @Override
+  public void dialEstablished(Backend b, long dialRandom, long id) {
+    serial.execute(() -> {
+      if (state != State.PENDING || random != dialRandom) {
+        // The client gave up (DIAL_CLS or stream end) while the agent was dialing.
+        router.closeFromFrontend(b, id, this);
+        return;
+      }
+      state = State.ESTABLISHED;
+      backend = b;
+      connectID = id;
+      send(Packet.newBuilder()
+          .setType(PacketType.DIAL_RSP)
+          .setDialResponse(DialResponse.newBuilder().setRandom(dialRandom).setConnectID(id))
+          .build());
+    });
+  }
+
+  @Override
+  public void dialFailed(long dialRandom, String error) {
+    serial.execute(() -> {
+      if (state != State.PENDING || random != dialRandom) {
+        return;
+      }
+      send(dialError(dialRandom, error));
+      finish(Status.OK);
+    });
+  }
+
+  @Override
+  public void deliver(ByteString data) {
+    if (!budget.tryReserve(data.size())) {
+      if (budget.overflowed()) {
+        serial.execute(this::overflowed);
+      }
+      return;
+    }
+    serial.execute(() -> {
+      if (state != State.ESTABLISHED) {
+        budget.release(data.size());
+        return;
+      }
+      outbound.add(Packet.newBuilder()
+          .setType(PacketType.DATA)
+          .setData(Data.newBuilder().setConnectID(connectID).setData(data))
+          .build());
+      flush();
+    });
+  }
+
+  @Override
+  public void closedByAgent(long id, String error) {
+    serial.execute(() -> {
+      if (state != State.ESTABLISHED || id != connectID) {
+        return;
+      }
+      CloseResponse.Builder rsp = CloseResponse.newBuilder().setConnectID(id);
+      if (error != null && !error.isEmpty()) {
+        rsp.setError(error);
+      }
+      // Queued DATA goes first; the stream ends once the CLOSE_RSP is out.
+      outbound.add(Packet.newBuilder().setType(PacketType.CLOSE_RSP).setCloseResponse(rsp).build());
+      finishAfterFlush = true;
+      flush();
+    });
+  }
+
+  // ---- serial executor ----
+
+  private void handle(Packet p) {
+    metrics.packet(ServerMetrics.FROM_CLIENT, p.getType());
+    boolean requestNext = true;
+    switch (p.getType()) {
+      case DIAL_REQ -> dial(p.getDialRequest());
+      case DATA -> requestNext = data(p.getData());
+      case CLOSE_REQ -> {
+        if (state == State.ESTABLISHED && p.getCloseRequest().getConnectID() == connectID) {
+          router.forwardCloseRequest(backend, connectID);
+        } else {
+          send(closeResponse(p.getCloseRequest().getConnectID(), "backend not initialized"));
+        }
+      }
+      case DIAL_CLS -> {
+        if (state == State.PENDING && p.getCloseDial().getRandom() == random) {
+          router.cancelDial(this, random, false);
+          state = State.IDLE;
+        }
+      }
+      default -> log.debug("Proxy stream: unexpected {} ignored", p.getType());
+    }
+    if (state == State.CLOSED) {
+      return;
+    }
+    if (requestNext) {
+      call.request(1);
+    }
+  }
+
+  private void dial(DialRequest req) {
+    if (state != State.IDLE) {
+      send(dialError(req.getRandom(), "this stream already carries a dial"));
+      return;
+    }
+    try {
+      router.dial(this, req);
+      state = State.PENDING;
+      random = req.getRandom();
+    } catch (DialRefusedException e) {
+      send(dialError(req.getRandom(), e.getMessage()));
+      finish(Status.OK);
+    }
+  }
+
+  /** Returns whether the next packet may be requested right away. */
+  private boolean data(Data d) {
+    if (state != State.ESTABLISHED) {
+      send(closeResponse(d.getConnectID(), "backend not initialized"));
+      return true;
+    }
+    if (d.getConnectID() != connectID) {
+      router.closeFromFrontend(backend, connectID, this);
+      send(closeResponse(connectID,
+          "DATA for connectID " + d.getConnectID() + " on a stream established as connectID " + connectID));
+      finish(Status.OK);
+      return false;
+    }
+    router.forwardData(backend, connectID, d.getData());
+    if (backend.isReady()) {
+      return true;
+    }
+    backend.whenReady(() -> call.request(1));
+    return false;
+  }
+
+  private void frontendGone(boolean halfClose) {
+    switch (state) {
+      case PENDING -> router.cancelDial(this, random, true);
+      case ESTABLISHED -> router.closeFromFrontend(backend, connectID, this);
+      default -> {}
+    }
+    finish(halfClose ? Status.OK : null);
+  }
+
+  private void overflowed() {
+    if (state != State.ESTABLISHED) {
+      return;
+    }
+    log.warn("agent {} connectID {}: queue toward the client overflowed ({} bytes); closing this connection",
+        backend.agentId(), connectID, budget.queuedBytes());
+    metrics.receiveQueueOverflow(ServerMetrics.PROXY);
+    router.closeFromFrontend(backend, connectID, this);
+    outbound.clear();
+    send(closeResponse(connectID, "receive queue overflow: the client reads too slowly"));
+    finish(Status.OK);
+  }
+
+  private void flush() {
+    while (state != State.CLOSED && !outbound.isEmpty() && call.isReady()) {
+      Packet p = outbound.poll();
+      send(p);
+      if (p.getType() == PacketType.DATA) {
+        budget.release(p.getData().getData().size());
+      }
+    }
+    boolean nowBacklogged = !outbound.isEmpty() && state != State.CLOSED;
+    if (nowBacklogged != backlogged) {
+      backlogged = nowBacklogged;
+      metrics.fullReceiveChannel(ServerMetrics.PROXY, nowBacklogged ? 1 : -1);
+    }
+    if (finishAfterFlush && outbound.isEmpty()) {
+      finish(Status.OK);
+    }
+  }
+
+  private void send(Packet p) {
+    if (state == State.CLOSED) {
+      return;
+    }
+    long start = ticker.nanoTime();
+    try {
+      call.sendMessage(p);
+    } catch (RuntimeException e) {
+      metrics.streamError(ServerMetrics.TO_CLIENT, Status.fromThrowable(e).getCode(), p.getType());
+      log.debug("Proxy stream: send {} failed", p.getType(), e);
+      return;
+    }
+    metrics.frontendWrite(ticker.nanoTime() - start);
+    metrics.packet(ServerMetrics.TO_CLIENT, p.getType());
+  }
+
+  /** Ends the stream once; a null status means the client already cancelled it. */
+  private void finish(Status status) {
+    if (state == State.CLOSED) {
+      return;
+    }
+    state = State.CLOSED;
+    for (Packet p; (p = outbound.poll()) != null; ) {
+      if (p.getType() == PacketType.DATA) {
+        budget.release(p.getData().getData().size());
+      }
+    }
+    if (backlogged) {
+      backlogged = false;
+      metrics.fullReceiveChannel(ServerMetrics.PROXY, -1);
+    }
+    metrics.grpcConnection(ServerMetrics.PROXY, -1);
+    if (status != null) {
+      try {
+        call.close(status, new Metadata());
+      } catch (IllegalStateException alreadyClosed) {
+        // cancelled concurrently by the client
+      }
+    }
+  }
+
+  private static Packet dialError(long random, String error) {
+    return Packet.newBuilder()
+        .setType(PacketType.DIAL_RSP)
+        .setDialResponse(DialResponse.newBuilder().setRandom(random).setError(error))
+        .build();
+  }
+
+  private static Packet closeResponse(long connectID, String error) {
+    return Packet.newBuilder()
+        .setType(PacketType.CLOSE_RSP)
+        .setCloseResponse(CloseResponse.newBuilder().setConnectID(connectID).setError(error))
+        .build();
+  }
+}

@@ -1,0 +1,270 @@
+package dev.portage.tunnel.server;
+
+import com.google.protobuf.ByteString;
+import dev.portage.api.konnectivity.DialRequest;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import java.util.ArrayDeque;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One HTTP {@code CONNECT} tunnel after its request head: dials through the {@link PacketRouter},
+ * answers 200 (or an error status) and then relays raw bytes. Owned by the channel's event loop; the
+ * router's callbacks hop onto it.
+ *
+ * <p>Flow control: {@code AUTO_READ} is off and the socket is read one chunk (at most 32 KiB, one DATA
+ * packet) at a time, and again only when the agent stream {@link Backend#isReady() is ready}. Toward
+ * the client, DATA goes straight into the channel's outbound buffer, accounted by a {@link
+ * ReceiveBudget} and released as writes complete. The Konnectivity wire has no per-connection window,
+ * so when a client reads too slowly for its budget only this tunnel is closed (CLOSE_REQ to the agent,
+ * socket closed) and the agent stream keeps flowing for everyone else.
+ */
+final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements Frontend {
+  private static final String SERVICE_METHOD = ServerMetrics.HTTP_CONNECT;
+  static final String NO_TUNNELS = "currently no tunnels available: ";
+  private static final int MAX_EARLY_BYTES = 64 * 1024;
+  private static final Logger log = LoggerFactory.getLogger(HttpConnectFrontend.class);
+
+  /** Creates frontends with the server's shared collaborators. */
+  record Factory(PacketRouter router, ServerMetrics metrics, long queueBytes, int queuePackets) {
+    HttpConnectFrontend create(Channel channel, String target, long random) {
+      return new HttpConnectFrontend(this, channel, target, random);
+    }
+  }
+
+  private enum State { PENDING, ESTABLISHED, CLOSING, CLOSED }
+
+  private final Factory f;
+  private final Channel channel;
+  private final String target;
+  private final long random;
+  private final ReceiveBudget budget;
+  private final ArrayDeque<ByteBuf> early = new ArrayDeque<>();
+  private int earlyBytes;
+  private State state = State.PENDING;
+  private Backend backend;
+  private long connectID;
+  private boolean backlogged;
+
+  private HttpConnectFrontend(Factory f, Channel channel, String target, long random) {
+    this.f = f;
+    this.channel = channel;
+    this.target = target;
+    this.random = random;
+    this.budget = new ReceiveBudget(f.queueBytes, f.queuePackets);
+  }
+
+  /** Sends the DIAL_REQ; called on the event loop right after the handler is installed. */
+  void dial() {
+    DialRequest req = DialRequest.newBuilder().setProtocol("tcp").setAddress(target).setRandom(random).build();
+    try {
+      f.router.dial(this, req);
+      log.debug("{}: CONNECT {} pending as dial {}", channel, target, random);
+      channel.read();
+    } catch (DialRefusedException e) {
+      String body = PacketRouter.NO_AGENT.equals(e.getMessage()) ? NO_TUNNELS + e.getMessage() : e.getMessage();
+      fail(PacketRouter.NO_AGENT.equals(e.getMessage()) ? 500 : 502, body);
+    }
+  }
+
+  // ---- router callbacks (any thread) ----
+
+  @Override
+  public void dialEstablished(Backend b, long dialRandom, long id) {
+    channel.eventLoop().execute(() -> {
+      if (state != State.PENDING) {
+        f.router.closeFromFrontend(b, id, this);
+        return;
+      }
+      state = State.ESTABLISHED;
+      backend = b;
+      connectID = id;
+      channel.writeAndFlush(HttpStatusResponse.established(channel.alloc()));
+      for (ByteBuf buf; (buf = early.poll()) != null; ) {
+        forward(buf);
+      }
+      earlyBytes = 0;
+      readMore();
+    });
+  }
+
+  @Override
+  public void dialFailed(long dialRandom, String error) {
+    channel.eventLoop().execute(() -> {
+      if (state == State.PENDING) {
+        fail(HttpStatusResponse.statusForDialError(error), error);
+      }
+    });
+  }
+
+  @Override
+  public void deliver(ByteString data) {
+    int size = data.size();
+    if (!budget.tryReserve(size)) {
+      if (budget.overflowed()) {
+        channel.eventLoop().execute(this::overflowed);
+      }
+      return;
+    }
+    channel.eventLoop().execute(() -> {
+      if (state != State.ESTABLISHED && state != State.CLOSING) {
+        budget.release(size);
+        return;
+      }
+      channel.writeAndFlush(Unpooled.wrappedBuffer(data.asReadOnlyByteBuffer()))
+          .addListener(done -> budget.release(size));
+      updateBacklog();
+    });
+  }
+
+  @Override
+  public void closedByAgent(long id, String error) {
+    channel.eventLoop().execute(() -> {
+      if (state == State.ESTABLISHED || state == State.CLOSING) {
+        state = State.CLOSED;
+        log.debug("{}: agent closed connectID {} ({})", channel, id, error);
+        // Whatever is queued for the client is flushed before the socket closes.
+        channel.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+      }
+    });
+  }
+
+  // ---- channel events (event loop) ----
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (!(msg instanceof ByteBuf buf)) {
+      io.netty.util.ReferenceCountUtil.release(msg); // leftovers of the HTTP codec
+      return;
+    }
+    switch (state) {
+      case PENDING -> {
+        // Bytes the client sent before the 200; held (bounded, see channelReadComplete) until the tunnel is up.
+        earlyBytes += buf.readableBytes();
+        early.add(buf);
+      }
+      case ESTABLISHED -> forward(buf);
+      default -> buf.release();
+    }
+  }
+
+  @Override
+  public void channelReadComplete(ChannelHandlerContext ctx) {
+    if (state == State.ESTABLISHED) {
+      readMore();
+    } else if (state == State.PENDING && earlyBytes < MAX_EARLY_BYTES) {
+      // Keep reading while the dial is pending so a client that goes away is noticed (and the agent
+      // told with DIAL_CLS); stop at the early-bytes bound until the tunnel is up.
+      ctx.read();
+    }
+  }
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+    updateBacklog();
+    ctx.fireChannelWritabilityChanged();
+  }
+
+  @Override
+  public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+    if (evt instanceof ChannelInputShutdownEvent) {
+      // Client EOF: ask the agent to close; its CLOSE_RSP closes the socket after pending writes.
+      switch (state) {
+        case ESTABLISHED -> {
+          state = State.CLOSING;
+          f.router.forwardCloseRequest(backend, connectID);
+        }
+        case PENDING -> ctx.close();
+        default -> {}
+      }
+      return;
+    }
+    ctx.fireUserEventTriggered(evt);
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    switch (state) {
+      case PENDING -> f.router.cancelDial(this, random, true);
+      case ESTABLISHED, CLOSING -> f.router.closeFromFrontend(backend, connectID, this);
+      default -> {}
+    }
+    state = State.CLOSED;
+    releaseEarly();
+    if (backlogged) {
+      backlogged = false;
+      f.metrics.fullReceiveChannel(SERVICE_METHOD, -1);
+    }
+    ctx.fireChannelInactive();
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    log.debug("{}: tunnel socket error", channel, cause);
+    ctx.close();
+  }
+
+  // ---- helpers (event loop) ----
+
+  private void forward(ByteBuf buf) {
+    try {
+      f.router.forwardData(backend, connectID, ByteString.copyFrom(ByteBufUtil.getBytes(buf)));
+    } finally {
+      buf.release();
+    }
+  }
+
+  /** Reads the next chunk now if the agent stream can take it, else when it becomes ready. */
+  private void readMore() {
+    if (backend.isReady()) {
+      channel.read();
+    } else {
+      backend.whenReady(() -> channel.eventLoop().execute(() -> {
+        if (state == State.ESTABLISHED) {
+          channel.read();
+        }
+      }));
+    }
+  }
+
+  private void overflowed() {
+    if (state != State.ESTABLISHED && state != State.CLOSING) {
+      return;
+    }
+    log.warn("agent {} connectID {}: queue toward the client overflowed ({} bytes); closing this tunnel",
+        backend.agentId(), connectID, budget.queuedBytes());
+    f.metrics.receiveQueueOverflow(SERVICE_METHOD);
+    f.router.closeFromFrontend(backend, connectID, this);
+    state = State.CLOSED;
+    channel.close();
+  }
+
+  private void updateBacklog() {
+    boolean now = !channel.isWritable() && channel.isActive();
+    if (now != backlogged) {
+      backlogged = now;
+      f.metrics.fullReceiveChannel(SERVICE_METHOD, now ? 1 : -1);
+    }
+  }
+
+  private void fail(int status, String body) {
+    state = State.CLOSED;
+    releaseEarly();
+    channel.writeAndFlush(HttpStatusResponse.error(channel.alloc(), status, body))
+        .addListener(ChannelFutureListener.CLOSE);
+  }
+
+  private void releaseEarly() {
+    for (ByteBuf buf; (buf = early.poll()) != null; ) {
+      buf.release();
+    }
+    earlyBytes = 0;
+  }
+}

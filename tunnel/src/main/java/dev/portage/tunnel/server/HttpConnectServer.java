@@ -1,0 +1,101 @@
+package dev.portage.tunnel.server;
+
+import dev.portage.core.net.NettyTransport;
+import dev.portage.core.time.TimeSource;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.ssl.SslContext;
+import java.io.IOException;
+import java.net.SocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The HTTP {@code CONNECT} frontend listener on TCP (optionally TLS) or a Unix domain socket. Each
+ * accepted socket gets its own {@link HttpConnectHandler}. Thread-safe; {@link #close()} stops
+ * accepting and closes the listener (open tunnels end with the event loop group).
+ */
+final class HttpConnectServer implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(HttpConnectServer.class);
+  private static final int MAX_CHUNK = 32 * 1024;
+
+  private final Channel listener;
+  private final Path udsPath;
+
+  private HttpConnectServer(Channel listener, Path udsPath) {
+    this.listener = listener;
+    this.udsPath = udsPath;
+  }
+
+  /**
+   * Binds {@code address} (a TCP address), or the Unix socket {@code udsPath} when it is non-null,
+   * replacing an existing socket file if {@code deleteExisting}.
+   */
+  static HttpConnectServer start(
+      EventLoopGroup group, NettyTransport transport, SocketAddress address, Path udsPath, boolean deleteExisting,
+      SslContext ssl, HttpConnectFrontend.Factory frontends, TimeSource time, Duration headerTimeout,
+      ServerMetrics metrics) throws IOException {
+    ServerBootstrap b = new ServerBootstrap()
+        .group(group)
+        .childOption(ChannelOption.AUTO_READ, true)
+        .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
+        .childOption(ChannelOption.MAX_MESSAGES_PER_READ, 1)
+        .childOption(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(512, 8192, MAX_CHUNK))
+        .childHandler(new ChannelInitializer<>() {
+          @Override
+          protected void initChannel(Channel ch) {
+            metrics.httpConnection(1);
+            ch.closeFuture().addListener(f -> metrics.httpConnection(-1));
+            if (ssl != null) {
+              ch.pipeline().addLast("tls", ssl.newHandler(ch.alloc()));
+            }
+            ch.pipeline().addLast(HttpConnectHandler.CODEC, new HttpServerCodec());
+            ch.pipeline().addLast("connect-head", new HttpConnectHandler(frontends, time, headerTimeout));
+          }
+        });
+    SocketAddress bindTo;
+    if (udsPath != null) {
+      if (Files.exists(udsPath)) {
+        if (!deleteExisting) {
+          throw new IOException("unix socket " + udsPath + " exists (use --delete-existing-uds-file to replace it)");
+        }
+        Files.delete(udsPath);
+      }
+      b.channel(transport.serverDomainSocketChannelType());
+      bindTo = transport.domainSocketAddress(udsPath);
+    } else {
+      b.channel(transport.serverChannelType());
+      bindTo = address;
+    }
+    try {
+      Channel ch = b.bind(bindTo).sync().channel();
+      log.info("HTTP CONNECT frontend listening on {}", ch.localAddress());
+      return new HttpConnectServer(ch, udsPath);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while binding " + bindTo, e);
+    } catch (RuntimeException e) {
+      throw new IOException("cannot bind HTTP CONNECT frontend to " + bindTo + ": " + e.getMessage(), e);
+    }
+  }
+
+  SocketAddress localAddress() {
+    return listener.localAddress();
+  }
+
+  @Override
+  public void close() throws IOException {
+    listener.close().syncUninterruptibly();
+    if (udsPath != null) {
+      Files.deleteIfExists(udsPath);
+    }
+  }
+}

@@ -1,0 +1,35 @@
+package dev.portage.tunnel.server;
+
+import dev.portage.api.konnectivity.Packet;
+import dev.portage.core.time.Ticker;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import java.util.concurrent.Executor;
+
+/** Serves {@code ProxyService.Proxy}: one {@link GrpcFrontend} per stream. Thread-safe. */
+final class ProxyStreamHandler implements ServerCallHandler<Packet, Packet> {
+  private final PacketRouter router;
+  private final ServerMetrics metrics;
+  private final Ticker ticker;
+  private final Executor executor;
+  private final long queueBytes;
+  private final int queuePackets;
+
+  ProxyStreamHandler(
+      PacketRouter router, ServerMetrics metrics, Ticker ticker, Executor executor, long queueBytes, int queuePackets) {
+    this.router = router;
+    this.metrics = metrics;
+    this.ticker = ticker;
+    this.executor = executor;
+    this.queueBytes = queueBytes;
+    this.queuePackets = queuePackets;
+  }
+
+  @Override
+  public ServerCall.Listener<Packet> startCall(ServerCall<Packet, Packet> call, Metadata headers) {
+    GrpcFrontend f = new GrpcFrontend(call, router, metrics, ticker, executor, queueBytes, queuePackets);
+    f.start();
+    return f;
+  }
+}

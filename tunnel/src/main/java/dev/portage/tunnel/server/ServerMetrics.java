@@ -1,0 +1,176 @@
+package dev.portage.tunnel.server;
+
+import dev.portage.api.konnectivity.PacketType;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+
+/**
+ * The tunnel server's metrics, with upstream proxy-server names (prefix {@code
+ * konnectivity_network_proxy_}) so existing dashboards keep working. {@code server_dial_failure_count}
+ * is monotonic but declared as a gauge: a Prometheus-Java counter would be exposed as {@code
+ * ..._count_total}, breaking the upstream name. Thread-safe.
+ */
+final class ServerMetrics {
+  static final String PREFIX = "konnectivity_network_proxy_server_";
+
+  /** {@code segment} label values, as upstream spells them. */
+  static final String FROM_AGENT = "from_agent";
+  static final String TO_AGENT = "to_agent";
+  static final String FROM_CLIENT = "from_client";
+  static final String TO_CLIENT = "to_client";
+
+  /** {@code service_method} label values. */
+  static final String PROXY = "Proxy";
+  static final String CONNECT = "Connect";
+  static final String HTTP_CONNECT = "HTTP-CONNECT";
+
+  /** {@code reason} label values of {@code server_dial_failure_count}. */
+  enum DialFailure {
+    NO_AGENT("no_agent"),
+    ERROR_RESPONSE("error_response"),
+    UNRECOGNIZED_RESPONSE("unrecognized_response"),
+    SEND_RSP("send_rsp"),
+    BACKEND_CLOSE("backend_close"),
+    BACKEND_DIAL_TIMEOUT("backend_dial_timeout"),
+    FRONTEND_CLOSE("frontend_close");
+
+    final String label;
+
+    DialFailure(String label) {
+      this.label = label;
+    }
+  }
+
+  private final Histogram dialDuration;
+  private final Histogram frontendWriteDuration;
+  private final Gauge grpcConnections;
+  private final Gauge httpConnections;
+  private final Gauge readyBackends;
+  private final Gauge pendingDials;
+  private final Gauge establishedConnections;
+  private final Gauge fullReceiveChannels;
+  private final Gauge dialFailures;
+  private final Counter streamPackets;
+  private final Counter streamErrors;
+  private final Counter receiveQueueOverflows;
+
+  ServerMetrics(PrometheusRegistry registry) {
+    double[] latency = {0.005, 0.025, 0.1, 0.5, 2.5, 12.5};
+    dialDuration = Histogram.builder()
+        .name(PREFIX + "dial_duration_seconds")
+        .help("Latency of dial to the remote endpoint in seconds")
+        .classicUpperBounds(latency)
+        .register(registry);
+    frontendWriteDuration = Histogram.builder()
+        .name(PREFIX + "frontend_write_duration_seconds")
+        .help("Latency of write to the frontend in seconds")
+        .classicUpperBounds(0.0001, 0.001, 0.01, 0.1, 1)
+        .register(registry);
+    grpcConnections = Gauge.builder()
+        .name(PREFIX + "grpc_connections")
+        .help("Number of current grpc connections, partitioned by service method")
+        .labelNames("service_method")
+        .register(registry);
+    httpConnections = Gauge.builder()
+        .name(PREFIX + "http_connections")
+        .help("Number of current HTTP CONNECT connections")
+        .register(registry);
+    readyBackends = Gauge.builder()
+        .name(PREFIX + "ready_backends")
+        .help("Number of agents a proxy strategy can pick from")
+        .labelNames("proxy_strategy")
+        .register(registry);
+    pendingDials = Gauge.builder()
+        .name(PREFIX + "pending_backend_dials")
+        .help("Current number of pending backend dials")
+        .register(registry);
+    establishedConnections = Gauge.builder()
+        .name(PREFIX + "established_connections")
+        .help("Current number of established end-to-end connections")
+        .register(registry);
+    fullReceiveChannels = Gauge.builder()
+        .name(PREFIX + "full_receive_channels")
+        .help("Number of connections whose queue toward the frontend is backlogged")
+        .labelNames("service_method")
+        .register(registry);
+    dialFailures = Gauge.builder()
+        .name(PREFIX + "dial_failure_count")
+        .help("Number of dial failures observed, by reason (monotonic)")
+        .labelNames("reason")
+        .register(registry);
+    streamPackets = Counter.builder()
+        .name(PREFIX + "stream_packets")
+        .help("Count of packets processed, by segment and packet type")
+        .labelNames("segment", "packet_type")
+        .register(registry);
+    streamErrors = Counter.builder()
+        .name(PREFIX + "stream_errors")
+        .help("Count of gRPC stream errors, by segment, code and packet type")
+        .labelNames("segment", "code", "packet_type")
+        .register(registry);
+    receiveQueueOverflows = Counter.builder()
+        .name(PREFIX + "receive_queue_overflows")
+        .help("Connections closed because their queue toward the frontend overflowed (Portage)")
+        .labelNames("service_method")
+        .register(registry);
+    for (ProxyStrategy s : ProxyStrategy.values()) {
+      readyBackends.labelValues(s.flagName()).set(0);
+    }
+    grpcConnections.labelValues(PROXY).set(0);
+    grpcConnections.labelValues(CONNECT).set(0);
+    for (String method : new String[] {PROXY, HTTP_CONNECT}) {
+      fullReceiveChannels.labelValues(method).set(0);
+      receiveQueueOverflows.labelValues(method);
+    }
+  }
+
+  void dialDuration(long nanos) {
+    dialDuration.observe(nanos / 1e9);
+  }
+
+  void frontendWrite(long nanos) {
+    frontendWriteDuration.observe(nanos / 1e9);
+  }
+
+  void grpcConnection(String serviceMethod, int delta) {
+    grpcConnections.labelValues(serviceMethod).inc(delta);
+  }
+
+  void httpConnection(int delta) {
+    httpConnections.inc(delta);
+  }
+
+  void readyBackends(ProxyStrategy strategy, int n) {
+    readyBackends.labelValues(strategy.flagName()).set(n);
+  }
+
+  void pendingDials(int n) {
+    pendingDials.set(n);
+  }
+
+  void established(int delta) {
+    establishedConnections.inc(delta);
+  }
+
+  void fullReceiveChannel(String serviceMethod, int delta) {
+    fullReceiveChannels.labelValues(serviceMethod).inc(delta);
+  }
+
+  void receiveQueueOverflow(String serviceMethod) {
+    receiveQueueOverflows.labelValues(serviceMethod).inc();
+  }
+
+  void dialFailure(DialFailure reason) {
+    dialFailures.labelValues(reason.label).inc();
+  }
+
+  void packet(String segment, PacketType type) {
+    streamPackets.labelValues(segment, type.name()).inc();
+  }
+
+  void streamError(String segment, io.grpc.Status.Code code, PacketType type) {
+    streamErrors.labelValues(segment, code.name(), type == null ? "Unknown" : type.name()).inc();
+  }
+}
