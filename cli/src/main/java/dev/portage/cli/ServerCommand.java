@@ -17,8 +17,6 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -142,6 +140,10 @@ public final class ServerCommand implements Callable<Integer> {
       description = "Fail dials the agent has not answered within this time; 0 = never (default: ${DEFAULT-VALUE}).")
   Duration backendDialTimeout;
 
+  @Option(names = "--grpc-frontend-port", defaultValue = "-1",
+      description = "Portage only: with --mode http-connect, also serve gRPC frontends on this port; -1 = off (default: ${DEFAULT-VALUE}).")
+  int grpcFrontendPort;
+
   @Option(names = "--cipher-suites", split = ",", description = "TLS 1.2 cipher suites (IANA names).")
   List<String> cipherSuites;
 
@@ -207,6 +209,7 @@ public final class ServerCommand implements Callable<Integer> {
           .backendDialTimeout(backendDialTimeout)
           .cipherSuites(cipherSuites)
           .tlsMinVersion(tlsMinVersion)
+          .grpcFrontendPort(grpcFrontendPort)
           .build();
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
@@ -249,37 +252,5 @@ public final class ServerCommand implements Callable<Integer> {
         ? Config.autoConfigure(null)
         : Config.fromKubeconfig(Files.readString(kubeconfig));
     return new KubernetesClientBuilder().withConfig(config).build();
-  }
-
-  /** Go {@code time.Duration} syntax as upstream flags take it: {@code 0}, {@code 1h}, {@code 1m30s}, {@code 500ms}. */
-  static final class GoDuration implements CommandLine.ITypeConverter<Duration> {
-    private static final Pattern PART = Pattern.compile("(\\d+(?:\\.\\d+)?)(ns|us|µs|ms|s|m|h)");
-
-    @Override
-    public Duration convert(String value) {
-      if (value.equals("0")) {
-        return Duration.ZERO;
-      }
-      Matcher m = PART.matcher(value);
-      double nanos = 0;
-      int end = 0;
-      while (m.find() && m.start() == end) {
-        double n = Double.parseDouble(m.group(1));
-        nanos += n * switch (m.group(2)) {
-          case "ns" -> 1;
-          case "us", "µs" -> 1e3;
-          case "ms" -> 1e6;
-          case "s" -> 1e9;
-          case "m" -> 60e9;
-          default -> 3600e9;
-        };
-        end = m.end();
-      }
-      if (end == 0 || end != value.length()) {
-        throw new CommandLine.TypeConversionException(
-            "'" + value + "' is not a duration (expected: Go syntax such as 0, 30s, 1m30s, 1h)");
-      }
-      return Duration.ofNanos((long) nanos);
-    }
   }
 }

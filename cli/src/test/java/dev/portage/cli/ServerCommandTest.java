@@ -85,17 +85,6 @@ class ServerCommandTest {
   }
 
   @Test
-  void goDurations() {
-    ServerCommand.GoDuration d = new ServerCommand.GoDuration();
-    assertThat(d.convert("0")).isZero();
-    assertThat(d.convert("1h")).isEqualTo(Duration.ofHours(1));
-    assertThat(d.convert("1m30s")).isEqualTo(Duration.ofSeconds(90));
-    assertThat(d.convert("1.5s")).isEqualTo(Duration.ofMillis(1500));
-    assertThatThrownBy(() -> d.convert("10")).hasMessageContaining("'10' is not a duration");
-    assertThatThrownBy(() -> d.convert("5 minutes")).hasMessageContaining("is not a duration");
-  }
-
-  @Test
   void badCombinationsAreErrorsNamingTheFlags() {
     assertThatThrownBy(() -> parse("--uds-name", "/tmp/k.sock"))
         .isInstanceOf(CommandLine.ParameterException.class)

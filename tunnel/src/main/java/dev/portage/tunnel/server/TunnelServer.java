@@ -104,9 +104,12 @@ public final class TunnelServer implements AutoCloseable {
     try {
       startAgentListener();
       if (config.mode() == FrontendMode.GRPC) {
-        startGrpcFrontend();
+        grpcFrontendServer = startGrpcFrontend(config.udsName(), config.serverPort());
       } else {
         startHttpConnectFrontend();
+        if (config.grpcFrontendPort() >= 0) {
+          grpcFrontendServer = startGrpcFrontend(null, config.grpcFrontendPort());
+        }
       }
       if (config.enableLeaseController()) {
         LeaseController leases = new LeaseController(requireKubernetes("the lease controller"), time,
@@ -152,29 +155,29 @@ public final class TunnelServer implements AutoCloseable {
     agentServer = nb.build().start();
   }
 
-  private void startGrpcFrontend() throws IOException {
+  private Server startGrpcFrontend(Path udsName, int port) throws IOException {
     ProxyStreamHandler handler = new ProxyStreamHandler(
         router, metrics, time.ticker(), executor, config.connectionQueueBytes(), config.xfrChannelSize());
     ServerServiceDefinition service = ServerServiceDefinition.builder(ProxyServiceGrpc.getServiceDescriptor())
         .addMethod(ProxyServiceGrpc.getProxyMethod(), handler)
         .build();
     NettyServerBuilder nb;
-    if (config.udsName() != null) {
-      prepareUds(config.udsName());
+    if (udsName != null) {
+      prepareUds(udsName);
       EventLoopGroup group = ioGroup();
-      nb = NettyServerBuilder.forAddress(transport.domainSocketAddress(config.udsName()))
+      nb = NettyServerBuilder.forAddress(transport.domainSocketAddress(udsName))
           .channelType(transport.serverDomainSocketChannelType())
           .bossEventLoopGroup(group)
           .workerEventLoopGroup(group);
     } else {
-      nb = NettyServerBuilder.forAddress(inet(config.serverBindAddress(), config.serverPort()));
+      nb = NettyServerBuilder.forAddress(inet(config.serverBindAddress(), port));
     }
     nb.addService(service).executor(executor);
     keepalive(nb, config.frontendKeepaliveTime());
     if (config.frontendTls() != null) {
       nb.sslContext(grpcTls(config.frontendTls()));
     }
-    grpcFrontendServer = nb.build().start();
+    return nb.build().start();
   }
 
   private void startHttpConnectFrontend() throws IOException {
@@ -273,12 +276,18 @@ public final class TunnelServer implements AutoCloseable {
     return agentServer == null ? null : (InetSocketAddress) agentServer.getListenSockets().get(0);
   }
 
-  /** Where frontends connect (a TCP address, or the Unix socket's address). */
+  /** Where frontends of the configured mode connect (a TCP address, or the Unix socket's address). */
   public SocketAddress frontendAddress() {
-    if (grpcFrontendServer != null) {
-      return grpcFrontendServer.getListenSockets().get(0);
+    if (httpConnectServer != null) {
+      return httpConnectServer.localAddress();
     }
-    return httpConnectServer == null ? null : httpConnectServer.localAddress();
+    return grpcFrontendServer == null ? null : grpcFrontendServer.getListenSockets().get(0);
+  }
+
+  /** The gRPC frontend in grpc mode, or the extra one in http-connect mode; null when there is none. */
+  public InetSocketAddress grpcFrontendAddress() {
+    return grpcFrontendServer != null && grpcFrontendServer.getListenSockets().get(0) instanceof InetSocketAddress a
+        ? a : null;
   }
 
   /** The frontend TCP port, or -1 on a Unix socket. */

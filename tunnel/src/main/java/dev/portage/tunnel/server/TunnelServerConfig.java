@@ -53,7 +53,8 @@ public record TunnelServerConfig(
     boolean enableLeaseController,
     String leaseNamespace,
     Map<String, String> leaseLabels,
-    Duration gracefulShutdownTimeout) {
+    Duration gracefulShutdownTimeout,
+    int grpcFrontendPort) {
 
   public TunnelServerConfig {
     requireText(serverId, "serverId");
@@ -107,6 +108,11 @@ public record TunnelServerConfig(
     requireText(leaseNamespace, "leaseNamespace");
     leaseLabels = Map.copyOf(leaseLabels);
     requireNonNegative(gracefulShutdownTimeout, "gracefulShutdownTimeout");
+    checkPort(grpcFrontendPort, "grpcFrontendPort", true);
+    if (grpcFrontendPort >= 0 && mode != FrontendMode.HTTP_CONNECT) {
+      throw new IllegalArgumentException(
+          "grpcFrontendPort: " + grpcFrontendPort + " (expected: only with mode http-connect; mode grpc serves gRPC on serverPort)");
+    }
   }
 
   /** A builder with upstream's defaults and a random server ID. */
@@ -187,6 +193,7 @@ public record TunnelServerConfig(
     private String leaseNamespace = "kube-system";
     private Map<String, String> leaseLabels = Map.of("k8s-app", "konnectivity-server");
     private Duration gracefulShutdownTimeout = Duration.ZERO;
+    private int grpcFrontendPort = -1;
 
     private Builder() {}
 
@@ -220,6 +227,7 @@ public record TunnelServerConfig(
       leaseNamespace = c.leaseNamespace;
       leaseLabels = c.leaseLabels;
       gracefulShutdownTimeout = c.gracefulShutdownTimeout;
+      grpcFrontendPort = c.grpcFrontendPort;
     }
 
     /** Ephemeral ports everywhere, loopback binds: what tests start. */
@@ -263,6 +271,8 @@ public record TunnelServerConfig(
     public Builder leaseNamespace(String v) { leaseNamespace = v; return this; }
     public Builder leaseLabels(Map<String, String> v) { leaseLabels = v; return this; }
     public Builder gracefulShutdownTimeout(Duration v) { gracefulShutdownTimeout = v; return this; }
+    /** Portage only: in http-connect mode, also serve gRPC frontends on this port ({@code -1}: off). */
+    public Builder grpcFrontendPort(int v) { grpcFrontendPort = v; return this; }
 
     public TunnelServerConfig build() {
       return new TunnelServerConfig(
@@ -271,7 +281,7 @@ public record TunnelServerConfig(
           healthBindAddress, healthPort, adminBindAddress, adminPort, keepaliveTime,
           frontendKeepaliveTime, proxyStrategies, xfrChannelSize, connectionQueueBytes,
           backendDialTimeout, headerReadTimeout, agentTokenAuth, enableLeaseController,
-          leaseNamespace, leaseLabels, gracefulShutdownTimeout);
+          leaseNamespace, leaseLabels, gracefulShutdownTimeout, grpcFrontendPort);
     }
   }
 }

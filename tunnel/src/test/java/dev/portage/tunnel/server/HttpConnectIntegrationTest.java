@@ -1,6 +1,7 @@
 package dev.portage.tunnel.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.portage.api.konnectivity.Packet;
@@ -122,6 +123,24 @@ class HttpConnectIntegrationTest {
     agent.send(Packets.dialRsp(req.getDialRequest().getRandom(), 1));
     assertThat(readExactly(s.getInputStream(), ESTABLISHED.length())).isEqualTo(ESTABLISHED);
     assertThat(agent.nextPacket(PacketType.DATA).getData().getData().toStringUtf8()).isEqualTo("early");
+  }
+
+  @Test
+  void httpConnectModeCanAlsoServeGrpcFrontends() throws Exception {
+    start(b -> b.grpcFrontendPort(0), null);
+    assertThat(fx.server.grpcFrontendAddress()).isNotNull();
+    assertThat(fx.server.grpcFrontendAddress().getPort())
+        .isNotEqualTo(((InetSocketAddress) fx.server.frontendAddress()).getPort());
+    TestStream agent = fx.agent("agent-a", null);
+    Socket s = connect();
+    connectThrough(agent, s, 1);
+    assertThat(fx.server.config().grpcFrontendPort()).isZero();
+  }
+
+  @Test
+  void grpcFrontendPortNeedsHttpConnectMode() {
+    assertThatThrownBy(() -> TunnelServerConfig.builder().ephemeralPorts().grpcFrontendPort(0).build())
+        .hasMessageContaining("grpcFrontendPort: 0 (expected: only with mode http-connect");
   }
 
   @Test

@@ -1,0 +1,64 @@
+package dev.portage.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class QuickstartCommandTest {
+
+  @Test
+  void checkModeStartsEverythingAndEveryPathPasses() {
+    StringWriter out = new StringWriter();
+    CommandLine cl = PortageCommand.commandLine();
+    cl.setOut(new PrintWriter(out, true));
+    cl.setErr(new PrintWriter(out, true));
+    int exit = cl.execute("quickstart", "--ephemeral-ports", "--check");
+    assertThat(exit).as(out.toString()).isZero();
+    assertThat(out.toString())
+        .contains("Portage quickstart is running.")
+        .contains("curl -p -x http://127.0.0.1:")
+        .contains("gRPC frontend (ProxyService.Proxy): 127.0.0.1:")
+        .contains("PASS  HTTP CONNECT tunnel -> fast /success")
+        .contains("PASS  HTTP CONNECT tunnel -> slow /success")
+        .doesNotContain("FAIL");
+  }
+
+  @Test
+  void thePrintedCurlCommandWorksWithRealCurl() throws Exception {
+    try (var q = dev.portage.cli.quickstart.Quickstart.start(
+        "127.0.0.1", dev.portage.cli.quickstart.QuickstartPorts.ephemeral(), java.time.Duration.ofSeconds(30))) {
+      Matcher m = Pattern.compile("(curl -p -x \\S+ \\S+/success)").matcher(q.guide());
+      assertThat(m.find()).as(q.guide()).isTrue();
+      List<String> argv = new ArrayList<>(Arrays.asList(m.group(1).split(" ")));
+      argv.add(1, "-sS");
+      argv.add(2, "--max-time");
+      argv.add(3, "20");
+      Process curl = new ProcessBuilder(argv).redirectErrorStream(true).start();
+      String body = new String(curl.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(curl.waitFor(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(curl.exitValue()).as(body).isZero();
+      assertThat(body).isEqualTo("success");
+    }
+  }
+
+  @Test
+  void busyPortsGiveAClearMessage() throws Exception {
+    try (java.net.ServerSocket busy = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      var ports = new dev.portage.cli.quickstart.QuickstartPorts(0, 0, 0, busy.getLocalPort(), 0, 0, 0, 0);
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> dev.portage.cli.quickstart.Quickstart.start(
+              "127.0.0.1", ports, java.time.Duration.ofSeconds(5)))
+          .hasMessageContaining("tunnel server could not bind its ports")
+          .hasMessageContaining("--ephemeral-ports");
+    }
+  }
+}
