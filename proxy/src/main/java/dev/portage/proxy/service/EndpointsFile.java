@@ -1,11 +1,8 @@
 package dev.portage.proxy.service;
 
-import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -13,7 +10,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.function.Supplier;
 import java.util.List;
 import java.util.Map;
 
@@ -34,20 +33,33 @@ import java.util.Map;
  */
 final class EndpointsFile {
 
-  private static final ObjectMapper YAML =
-      new ObjectMapper(new YAMLFactory())
-          .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
-          .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+  private static final YAMLFactory YAML = new YAMLFactory();
 
-  /** One list entry as written; validated into a {@link ServiceSpec}. */
-  record Entry(
-      @JsonProperty("name") String name,
-      @JsonProperty("listen") String listen,
-      @JsonProperty("endpoints") List<String> endpoints,
-      @JsonProperty("authority") String authority,
-      @JsonProperty("balancer") String balancer,
-      @JsonProperty("sessionAffinity") String sessionAffinity,
-      @JsonProperty("affinityTimeout") String affinityTimeout) {}
+  private static final List<String> FIELDS =
+      List.of("name", "listen", "endpoints", "authority", "balancer", "sessionAffinity", "affinityTimeout");
+
+  /** One list entry as written: field values (String or List of String) and the line of each field. */
+  private record Entry(Map<String, Object> values, Map<String, Integer> lines) {
+
+    String text(String field) {
+      return (String) values.get(field);
+    }
+
+    @SuppressWarnings("unchecked")
+    List<String> list(String field) {
+      return (List<String>) values.get(field);
+    }
+  }
+
+  /** A bad value of one field; carries the field so the error names its line. */
+  private static final class FieldException extends IllegalArgumentException {
+    final String field;
+
+    FieldException(String field, String message) {
+      super(message);
+      this.field = field;
+    }
+  }
 
   private EndpointsFile() {}
 
@@ -77,11 +89,14 @@ final class EndpointsFile {
         for (JsonToken e = p.nextToken(); e != JsonToken.END_ARRAY; e = p.nextToken(), index++) {
           int line = p.currentTokenLocation().getLineNr();
           expect(file, p, e, JsonToken.START_OBJECT, "a service mapping");
-          Entry entry = YAML.readValue(p, Entry.class);
+          Entry entry = readEntry(file, p, index);
           ServiceSpec spec;
           try {
             spec = toSpec(entry);
-          } catch (IllegalArgumentException | NullPointerException ex) {
+          } catch (FieldException ex) {
+            throw new MalformedEndpointsFileException(
+                file, entry.lines().getOrDefault(ex.field, line), "services[" + index + "]: " + ex.getMessage(), ex);
+          } catch (IllegalArgumentException ex) {
             throw new MalformedEndpointsFileException(
                 file, line, "services[" + index + "]: " + ex.getMessage(), ex);
           }
@@ -113,60 +128,107 @@ final class EndpointsFile {
     return services;
   }
 
+  /** Reads one service mapping, remembering the line of each field. */
+  private static Entry readEntry(Path file, JsonParser p, int index) throws IOException {
+    Map<String, Object> values = new HashMap<>();
+    Map<String, Integer> lines = new HashMap<>();
+    for (JsonToken t = p.nextToken(); t != JsonToken.END_OBJECT; t = p.nextToken()) {
+      String field = p.currentName();
+      int line = p.currentTokenLocation().getLineNr();
+      if (!FIELDS.contains(field)) {
+        throw new MalformedEndpointsFileException(file, line, "services[" + index + "]: unknown field '"
+            + field + "' (expected: one of " + String.join(", ", FIELDS) + ")", null);
+      }
+      JsonToken value = p.nextToken();
+      Object parsed;
+      if (field.equals("endpoints") && value == JsonToken.START_ARRAY) {
+        List<String> list = new ArrayList<>();
+        for (JsonToken item = p.nextToken(); item != JsonToken.END_ARRAY; item = p.nextToken()) {
+          if (!item.isScalarValue()) {
+            throw error(file, p, "services[" + index + "]: endpoints: a nested value (expected: host:port strings)");
+          }
+          list.add(p.getText());
+        }
+        parsed = list;
+      } else if (value.isScalarValue() && value != JsonToken.VALUE_NULL) {
+        parsed = p.getText();
+      } else {
+        throw new MalformedEndpointsFileException(file, line, "services[" + index + "]: " + field + ": "
+            + (value == JsonToken.VALUE_NULL ? "empty" : "not a scalar")
+            + (field.equals("endpoints") ? " (expected: a list of host:port)" : " (expected: a string)"), null);
+      }
+      values.put(field, parsed);
+      lines.put(field, line);
+    }
+    return new Entry(values, lines);
+  }
+
   private static ServiceSpec toSpec(Entry e) {
-    if (e.name() == null || e.name().isEmpty()) {
+    String name = e.text("name");
+    if (name == null || name.isEmpty()) {
       throw new IllegalArgumentException("name: missing (expected: a service name)");
     }
-    String prefix = e.name() + ": ";
+    String prefix = name + ": ";
+    InetSocketAddress listen = field(prefix, "listen", () -> HostPort.parse(e.text("listen"), "listen"));
+    if ((e.list("endpoints") == null) == (e.text("authority") == null)) {
+      throw new IllegalArgumentException(prefix + "endpoints and authority: "
+          + (e.list("endpoints") == null ? "neither" : "both") + " given (expected: exactly one)");
+    }
+    List<InetSocketAddress> endpoints = field(prefix, "endpoints", () -> {
+      List<InetSocketAddress> list = new ArrayList<>();
+      for (String endpoint : e.list("endpoints") == null ? List.<String>of() : e.list("endpoints")) {
+        list.add(HostPort.parse(endpoint, "endpoints"));
+      }
+      if (new HashSet<>(list).size() != list.size()) {
+        throw new IllegalArgumentException("endpoints: " + e.list("endpoints") + " (expected: no duplicates)");
+      }
+      return list;
+    });
+    String authority = e.text("authority");
+    field(prefix, "authority", () -> {
+      if (authority != null && !authority.matches("[^:\\s]+:\\d+")) {
+        throw new IllegalArgumentException("authority: " + authority + " (expected: host:port)");
+      }
+      return authority;
+    });
+    BalancerKind balancer = field(prefix, "balancer", () ->
+        e.text("balancer") == null ? BalancerKind.ROUND_ROBIN : BalancerKind.fromLabel(e.text("balancer")));
+    Duration affinity = affinity(prefix, e);
+    return new ServiceSpec(name, listen, endpoints, balancer, affinity, authority);
+  }
+
+  private static <T> T field(String prefix, String field, Supplier<T> parse) {
     try {
-      InetSocketAddress listen = HostPort.parse(e.listen(), "listen");
-      if ((e.endpoints() == null) == (e.authority() == null)) {
-        throw new IllegalArgumentException(
-            "endpoints and authority: " + (e.endpoints() == null ? "neither" : "both")
-                + " given (expected: exactly one)");
-      }
-      List<InetSocketAddress> endpoints = new ArrayList<>();
-      if (e.endpoints() != null) {
-        for (String endpoint : e.endpoints()) {
-          endpoints.add(HostPort.parse(endpoint, "endpoints"));
-        }
-      }
-      if (e.authority() != null && !e.authority().matches("[^:\\s]+:\\d+")) {
-        throw new IllegalArgumentException("authority: " + e.authority() + " (expected: host:port)");
-      }
-      BalancerKind balancer =
-          e.balancer() == null ? BalancerKind.ROUND_ROBIN : BalancerKind.fromLabel(e.balancer());
-      Duration affinity = affinity(e);
-      return new ServiceSpec(e.name(), listen, endpoints, balancer, affinity, e.authority());
+      return parse.get();
     } catch (IllegalArgumentException ex) {
-      throw new IllegalArgumentException(prefix + ex.getMessage(), ex);
+      throw new FieldException(field, prefix + ex.getMessage());
     }
   }
 
-  private static Duration affinity(Entry e) {
-    String mode = e.sessionAffinity() == null ? "None" : e.sessionAffinity();
+  private static Duration affinity(String prefix, Entry e) {
+    String mode = e.text("sessionAffinity") == null ? "None" : e.text("sessionAffinity");
+    String timeout = e.text("affinityTimeout");
     switch (mode) {
       case "None" -> {
-        if (e.affinityTimeout() != null) {
-          throw new IllegalArgumentException(
-              "affinityTimeout: given without sessionAffinity: ClientIP");
+        if (timeout != null) {
+          throw new FieldException("affinityTimeout",
+              prefix + "affinityTimeout: given without sessionAffinity: ClientIP");
         }
         return null;
       }
       case "ClientIP" -> {
-        if (e.affinityTimeout() == null) {
+        if (timeout == null) {
           return ServiceSpec.DEFAULT_AFFINITY_TIMEOUT;
         }
-        Duration timeout = GoDuration.parse(e.affinityTimeout(), "affinityTimeout");
-        if (timeout.isZero()) {
-          throw new IllegalArgumentException(
-              "affinityTimeout: " + e.affinityTimeout() + " (expected: > 0)");
+        Duration parsed = field(prefix, "affinityTimeout", () -> GoDuration.parse(timeout, "affinityTimeout"));
+        if (parsed.isZero()) {
+          throw new FieldException("affinityTimeout", prefix + "affinityTimeout: " + timeout + " (expected: > 0)");
         }
-        return timeout;
+        return parsed;
       }
       default ->
-          throw new IllegalArgumentException(
-              "sessionAffinity: " + mode + " (expected: None or ClientIP)");
+          throw new FieldException("sessionAffinity",
+              prefix + "sessionAffinity: " + mode + " (expected: None or ClientIP)");
     }
   }
 

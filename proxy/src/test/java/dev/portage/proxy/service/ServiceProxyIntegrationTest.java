@@ -292,7 +292,7 @@ class ServiceProxyIntegrationTest {
     fixture.write("services:\n  - name: web\n    listen: 127.0.0.1:0\n    endpoints: [\"nonsense\"]\n");
     assertThatThrownBy(fixture::reload)
         .isInstanceOf(MalformedEndpointsFileException.class)
-        .hasMessageContaining("endpoints.yaml:2: services[0]: web: endpoints: nonsense (expected: host:port)");
+        .hasMessageContaining("endpoints.yaml:4: services[0]: web: endpoints: nonsense (expected: host:port)");
     fixture.sync();
     assertThat(TestClient.greeting(fixture.address("web"))).isEqualTo("a");
 
