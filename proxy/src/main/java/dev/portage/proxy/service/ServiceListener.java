@@ -141,6 +141,11 @@ final class ServiceListener {
     }
   }
 
+  /** Ids of the endpoints the balancer holds now, in order. */
+  List<String> endpointIds() {
+    return state.balancer().endpoints().stream().map(Endpoint::id).toList();
+  }
+
   /** Affinity entries held now; for tests. */
   int affinityEntries() {
     ClientIpAffinity affinity = state.affinity();

@@ -154,6 +154,12 @@ public final class ServiceProxy implements AutoCloseable {
     return live.size();
   }
 
+  /** Endpoint ids ({@code host:port}) {@code service}'s balancer holds now; empty without a listener. */
+  List<String> endpoints(String service) {
+    ServiceListener listener = listeners.get(service);
+    return listener == null ? List.of() : listener.endpointIds();
+  }
+
   /** Affinity entries of {@code service}; for tests. */
   int affinityEntries(String service) {
     ServiceListener listener = listeners.get(service);
