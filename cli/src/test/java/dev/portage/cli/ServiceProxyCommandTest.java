@@ -61,6 +61,9 @@ class ServiceProxyCommandTest {
     assertThat(c.adminPort()).isEqualTo(10256);
     assertThat(c.closeRemovedEndpointConnections()).isTrue();
     assertThat(parse("--kubernetes").kubernetes()).isTrue();
+    ServiceProxyConfig destination = parse("--endpoints-file=a.yaml", "--destination-addr=127.0.0.1:8086");
+    assertThat(destination.destinationAddr()).isEqualTo("127.0.0.1:8086");
+    assertThat(destination.endpointsFile()).isEqualTo(Path.of("a.yaml"));
   }
 
   @Test

@@ -34,7 +34,11 @@ interface EndpointSource extends AutoCloseable {
             "kubeconfig: " + config.kubeconfig() + ": cannot read: " + e.getMessage(), e);
       }
     }
-    return new FileEndpointSource(config.endpointsFile(), true, onError);
+    FileEndpointSource file = new FileEndpointSource(config.endpointsFile(), true, onError);
+    if (config.destinationAddr() != null) {
+      return DestinationEndpointSource.connect(config.destinationAddr(), file, time);
+    }
+    return file;
   }
 
   /** Stops watching; no delivery starts after this returns. Idempotent. */
