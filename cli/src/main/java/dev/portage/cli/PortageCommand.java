@@ -10,7 +10,7 @@ import picocli.CommandLine.Mixin;
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
     description = "Traffic components a Kubernetes platform runs between its networks.",
-    subcommands = {QuickstartCommand.class, ServerCommand.class, AgentCommand.class})
+    subcommands = {QuickstartCommand.class, ServerCommand.class, AgentCommand.class, ServiceProxyCommand.class})
 public final class PortageCommand implements Runnable {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;

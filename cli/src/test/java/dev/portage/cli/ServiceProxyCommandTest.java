@@ -1,0 +1,103 @@
+package dev.portage.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.portage.proxy.service.ServiceProxyConfig;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+class ServiceProxyCommandTest {
+
+  @TempDir Path dir;
+
+  private static ServiceProxyConfig parse(String... args) {
+    ServiceProxyCommand command = new ServiceProxyCommand();
+    new CommandLine(command).parseArgs(args);
+    return command.toConfig();
+  }
+
+  private record Run(int exitCode, String err) {}
+
+  private static Run run(String... args) {
+    StringWriter err = new StringWriter();
+    CommandLine cl = PortageCommand.commandLine();
+    cl.setErr(new PrintWriter(err));
+    int code = cl.execute(args);
+    return new Run(code, err.toString());
+  }
+
+  @Test
+  void defaultsMatchKubeProxy() {
+    ServiceProxyConfig c = parse("--endpoints-file=/etc/portage/endpoints.yaml");
+    assertThat(c.endpointsFile()).isEqualTo(Path.of("/etc/portage/endpoints.yaml"));
+    assertThat(c.minSyncPeriod()).isEqualTo(Duration.ofSeconds(1));
+    assertThat(c.syncPeriod()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(c.syncBurst()).isEqualTo(2);
+    assertThat(c.bindAddress()).isEqualTo("0.0.0.0");
+    assertThat(c.adminBindAddress()).isEqualTo("127.0.0.1");
+    assertThat(c.adminPort()).isEqualTo(10249);
+    assertThat(c.closeRemovedEndpointConnections()).isFalse();
+    assertThat(c.kubernetes()).isFalse();
+  }
+
+  @Test
+  void everyFlagIsAccepted() {
+    ServiceProxyConfig c = parse("--kubeconfig=/root/.kube/config", "--bind-address=10.0.0.7",
+        "--min-sync-period=2s", "--sync-period=1m", "--admin-bind-address=0.0.0.0", "--admin-port=10256",
+        "--close-removed-endpoint-connections");
+    assertThat(c.kubernetes()).isTrue();
+    assertThat(c.kubeconfig()).isEqualTo(Path.of("/root/.kube/config"));
+    assertThat(c.bindAddress()).isEqualTo("10.0.0.7");
+    assertThat(c.minSyncPeriod()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(c.syncPeriod()).isEqualTo(Duration.ofMinutes(1));
+    assertThat(c.adminBindAddress()).isEqualTo("0.0.0.0");
+    assertThat(c.adminPort()).isEqualTo(10256);
+    assertThat(c.closeRemovedEndpointConnections()).isTrue();
+    assertThat(parse("--kubernetes").kubernetes()).isTrue();
+    ServiceProxyConfig destination = parse("--endpoints-file=a.yaml", "--destination-addr=127.0.0.1:8086");
+    assertThat(destination.destinationAddr()).isEqualTo("127.0.0.1:8086");
+    assertThat(destination.endpointsFile()).isEqualTo(Path.of("a.yaml"));
+  }
+
+  @Test
+  void rejectsMissingOrConflictingSources() {
+    assertThatThrownBy(() -> parse())
+        .isInstanceOf(CommandLine.ParameterException.class)
+        .hasMessageStartingWith("endpoint source: none given");
+    Run run = run("service-proxy", "--endpoints-file=a.yaml", "--kubernetes");
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err()).contains("endpoint source: several given");
+  }
+
+  @Test
+  void rejectsBadDurations() {
+    Run run = run("service-proxy", "--endpoints-file=a.yaml", "--sync-period=soon");
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err()).contains("invalid duration 'soon'");
+    assertThat(run("service-proxy", "--endpoints-file=a.yaml", "--min-sync-period=1m").err())
+        .contains("syncPeriod: PT30S (expected: > 0 and >= minSyncPeriod PT1M)");
+  }
+
+  @Test
+  void malformedEndpointsFileFailsWithFileAndLine() throws Exception {
+    Path file = dir.resolve("endpoints.yaml");
+    Files.writeString(file, "services:\n  - name: web\n    listen: 127.0.0.1:0\n    endpoints: [\"x\"]\n");
+
+    Run run = run("service-proxy", "--endpoints-file=" + file, "--admin-port=-1");
+
+    assertThat(run.exitCode()).isEqualTo(1);
+    assertThat(run.err()).contains(file.toAbsolutePath() + ":4: services[0]: web: endpoints: x (expected: host:port)");
+  }
+
+  @Test
+  void isRegisteredUnderPortage() {
+    assertThat(PortageCommand.commandLine().getSubcommands()).containsKey("service-proxy");
+  }
+}

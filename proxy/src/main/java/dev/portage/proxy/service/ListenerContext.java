@@ -1,0 +1,20 @@
+package dev.portage.proxy.service;
+
+import dev.portage.core.net.NettyTransport;
+import dev.portage.core.time.Ticker;
+import io.netty.channel.EventLoopGroup;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * What every service listener of one proxy shares: the I/O threads, the clock, the metrics, the dial
+ * timeouts and the set of live connections (the one map of connections; it empties as they close).
+ */
+record ListenerContext(
+    NettyTransport transport,
+    EventLoopGroup group,
+    Ticker ticker,
+    ServiceProxyMetrics metrics,
+    List<Duration> dialTimeouts,
+    Set<ProxiedConnection> live) {}
