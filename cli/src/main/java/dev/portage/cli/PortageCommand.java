@@ -10,7 +10,13 @@ import picocli.CommandLine.Mixin;
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
     description = "Traffic components a Kubernetes platform runs between its networks.",
-    subcommands = {QuickstartCommand.class, ServerCommand.class, AgentCommand.class, ServiceProxyCommand.class})
+    subcommands = {
+      QuickstartCommand.class,
+      ServerCommand.class,
+      AgentCommand.class,
+      ServiceProxyCommand.class,
+      SidecarCommand.class
+    })
 public final class PortageCommand implements Runnable {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
