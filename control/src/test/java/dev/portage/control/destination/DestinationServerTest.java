@@ -326,8 +326,10 @@ class DestinationServerTest {
     Status s = stalledEnd.get(10, TimeUnit.SECONDS);
     assertThat(s.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
     assertThat(s.getDescription()).contains("fell more than 5 updates behind");
-    // the first message and 4 changes fill the 5 places; the 5th change overflows
-    assertThat(changes).isEqualTo(5);
+    // The first message and 4 changes fill the 5 places and the 5th change overflows -- unless the
+    // in-process transport still took the first message before reporting the stream not ready, in
+    // which case the 6th does. Either way it is the queue bound, not timing, that ends the stream.
+    assertThat(changes).isBetween(5, 6);
     assertThat(Metrics.value(registry, "endpoint_updates_queue_overflow")).isEqualTo(1);
     assertThat(destinations.streamCount()).isEqualTo(1);
 
