@@ -29,25 +29,37 @@ final class RuleStream implements ClientResponseObserver<ObserveRequest, Observe
   final BlockingQueue<ObserveResponse> responses = new LinkedBlockingQueue<>();
   final CompletableFuture<Status> closed = new CompletableFuture<>();
   private final boolean autoAck;
+  private final boolean keep;
   private final boolean read;
   private volatile ClientCallStreamObserver<ObserveRequest> requests;
   volatile long lastRevision = -1;
   volatile int received;
+  volatile ObserveResponse last;
+  /** Set when a push's revision was not greater than the one before it. */
+  volatile boolean outOfOrder;
 
-  private RuleStream(boolean autoAck, boolean read) {
+  private RuleStream(boolean autoAck, boolean read, boolean keep) {
     this.autoAck = autoAck;
     this.read = read;
+    this.keep = keep;
   }
 
   static RuleStream open(Channel channel, boolean autoAck) {
-    RuleStream s = new RuleStream(autoAck, true);
+    RuleStream s = new RuleStream(autoAck, true, true);
+    RuleServiceGrpc.newStub(channel).observe(s);
+    return s;
+  }
+
+  /** An auto-acknowledging stream that keeps only the latest push ({@link #last}), for fan-out tests. */
+  static RuleStream openLatestOnly(Channel channel) {
+    RuleStream s = new RuleStream(true, true, false);
     RuleServiceGrpc.newStub(channel).observe(s);
     return s;
   }
 
   /** A client that never reads a response: its transport fills up and stays full. */
   static RuleStream openNeverReading(Channel channel) {
-    RuleStream s = new RuleStream(false, false);
+    RuleStream s = new RuleStream(false, false, true);
     RuleServiceGrpc.newStub(channel).observe(s);
     return s;
   }
@@ -86,9 +98,15 @@ final class RuleStream implements ClientResponseObserver<ObserveRequest, Observe
 
   @Override
   public void onNext(ObserveResponse r) {
+    if (r.getRevision() <= lastRevision) {
+      outOfOrder = true;
+    }
     lastRevision = r.getRevision();
     received++;
-    responses.add(r);
+    last = r;
+    if (keep) {
+      responses.add(r);
+    }
     if (autoAck) {
       ack(r);
     }
