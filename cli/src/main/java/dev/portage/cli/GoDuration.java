@@ -1,47 +1,28 @@
 package dev.portage.cli;
 
+import dev.portage.core.time.GoDurations;
 import java.time.Duration;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import picocli.CommandLine;
 
 /**
- * Parses durations in Go's {@code time.ParseDuration} syntax ({@code 0}, {@code 500ms}, {@code 1h30m},
- * {@code 1.5s}), so flags copied from upstream Go components' manifests work unchanged. Negative
- * values are refused: no Portage flag takes one.
+ * Picocli converter for durations in Go's {@code time.ParseDuration} syntax ({@code 0}, {@code 500ms},
+ * {@code 1h30m}, {@code 1.5s}), so flags copied from upstream Go components' manifests work unchanged.
+ * Negative values are refused: no Portage flag takes one.
  */
 final class GoDuration implements CommandLine.ITypeConverter<Duration> {
 
-  private static final Pattern PART = Pattern.compile("(\\d+(?:\\.\\d*)?|\\.\\d+)(ns|us|µs|ms|s|m|h)");
-
   @Override
   public Duration convert(String value) {
-    return parse(value);
-  }
-
-  static Duration parse(String value) {
-    if (value.equals("0")) {
-      return Duration.ZERO;
+    Duration d;
+    try {
+      d = GoDurations.parse(value);
+    } catch (IllegalArgumentException e) {
+      d = null;
     }
-    Matcher m = PART.matcher(value);
-    int end = 0;
-    double nanos = 0;
-    while (m.find() && m.start() == end) {
-      double n = Double.parseDouble(m.group(1));
-      nanos += n * switch (m.group(2)) {
-        case "ns" -> 1;
-        case "us", "µs" -> 1e3;
-        case "ms" -> 1e6;
-        case "s" -> 1e9;
-        case "m" -> 60e9;
-        default -> 3600e9;
-      };
-      end = m.end();
-    }
-    if (end == 0 || end != value.length()) {
+    if (d == null || d.isNegative()) {
       throw new CommandLine.TypeConversionException(
           "'" + value + "' is not a duration (expected: Go syntax such as 0, 500ms, 30s, 1m30s, 1h)");
     }
-    return Duration.ofNanos((long) nanos);
+    return d;
   }
 }

@@ -14,6 +14,7 @@ import picocli.CommandLine.Mixin;
       QuickstartCommand.class,
       ServerCommand.class,
       AgentCommand.class,
+      ControlPlaneCommand.class,
       ServiceProxyCommand.class,
       SidecarCommand.class
     })

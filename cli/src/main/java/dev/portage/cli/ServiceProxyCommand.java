@@ -46,11 +46,11 @@ public final class ServiceProxyCommand implements Callable<Integer> {
   @Option(names = "--bind-address", defaultValue = "0.0.0.0", description = "Host the Kubernetes source's listeners bind (with each Service port).")
   String bindAddress;
 
-  @Option(names = "--min-sync-period", defaultValue = "1s", converter = AgentCommand.GoDuration.class,
+  @Option(names = "--min-sync-period", defaultValue = "1s", converter = GoDuration.class,
       description = "Least time between syncs after a burst of 2 (Go duration).")
   Duration minSyncPeriod;
 
-  @Option(names = "--sync-period", defaultValue = "30s", converter = AgentCommand.GoDuration.class,
+  @Option(names = "--sync-period", defaultValue = "30s", converter = GoDuration.class,
       description = "Most time between syncs (Go duration).")
   Duration syncPeriod;
 

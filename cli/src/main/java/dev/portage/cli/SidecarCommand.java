@@ -44,15 +44,15 @@ public final class SidecarCommand implements Callable<Integer> {
   @Option(names = "--admin-bind-address", defaultValue = "127.0.0.1", description = "Admin listener address.")
   String adminBindAddress;
 
-  @Option(names = "--failfast-timeout", defaultValue = "3s", converter = AgentCommand.GoDuration.class,
+  @Option(names = "--failfast-timeout", defaultValue = "3s", converter = GoDuration.class,
       description = "How long requests wait for a ready endpoint before the destination fails fast.")
   Duration failfastTimeout;
 
-  @Option(names = "--ewma-default-rtt", defaultValue = "30ms", converter = AgentCommand.GoDuration.class,
+  @Option(names = "--ewma-default-rtt", defaultValue = "30ms", converter = GoDuration.class,
       description = "Peak-EWMA latency estimate of a new endpoint.")
   Duration ewmaDefaultRtt;
 
-  @Option(names = "--ewma-decay", defaultValue = "10s", converter = AgentCommand.GoDuration.class,
+  @Option(names = "--ewma-decay", defaultValue = "10s", converter = GoDuration.class,
       description = "Peak-EWMA decay time constant.")
   Duration ewmaDecay;
 

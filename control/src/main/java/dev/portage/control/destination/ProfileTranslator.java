@@ -1,5 +1,7 @@
 package dev.portage.control.destination;
 
+import dev.portage.core.time.GoDurations;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.portage.api.linkerd.destination.DestinationProfile;
 import dev.portage.api.linkerd.destination.HttpStatusRange;
@@ -38,7 +40,7 @@ final class ProfileTranslator {
       RetryBudget.newBuilder()
           .setRetryRatio(0.2f)
           .setMinRetriesPerSecond(10)
-          .setTtl(GoDuration.toProto(Duration.ofSeconds(10)))
+          .setTtl(ProtoDurations.toProto(Duration.ofSeconds(10)))
           .build();
 
   private final DestinationMetrics metrics;
@@ -118,11 +120,11 @@ final class ProfileTranslator {
     b.setIsRetryable(r.path("isRetryable").asBoolean(false));
     String timeout = r.path("timeout").asText("");
     if (!timeout.isEmpty()) {
-      Duration d = GoDuration.parse(timeout);
+      Duration d = GoDurations.parse(timeout);
       if (d.isNegative()) {
         throw new IllegalArgumentException("timeout: " + timeout + " (expected: >= 0)");
       }
-      b.setTimeout(GoDuration.toProto(d));
+      b.setTimeout(ProtoDurations.toProto(d));
     }
     return b.build();
   }
@@ -263,11 +265,11 @@ final class ProfileTranslator {
       out.setMinRetriesPerSecond((int) min);
     }
     if (b.has("ttl")) {
-      Duration ttl = GoDuration.parse(b.get("ttl").asText(""));
+      Duration ttl = GoDurations.parse(b.get("ttl").asText(""));
       if (ttl.isNegative()) {
         throw new IllegalArgumentException("ttl: " + b.get("ttl") + " (expected: >= 0)");
       }
-      out.setTtl(GoDuration.toProto(ttl));
+      out.setTtl(ProtoDurations.toProto(ttl));
     }
     return out.build();
   }

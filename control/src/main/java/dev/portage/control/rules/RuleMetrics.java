@@ -3,9 +3,13 @@ package dev.portage.control.rules;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.model.registry.Collector;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
-/** The rule server's metrics, all labelled by dds type where one applies. Thread-safe. */
+/**
+ * The rule server's metrics, all labelled by dds type where one applies. Registered on construction,
+ * unregistered when the server closes. Thread-safe.
+ */
 final class RuleMetrics {
 
   final Gauge connectedClients;
@@ -20,7 +24,10 @@ final class RuleMetrics {
   final Counter disconnects;
   final Gauge storeRevision;
 
+  private final PrometheusRegistry registry;
+
   RuleMetrics(PrometheusRegistry registry) {
+    this.registry = registry;
     connectedClients =
         Gauge.builder()
             .name("portage_rules_connected_clients")
@@ -92,5 +99,15 @@ final class RuleMetrics {
 
   void storeRevision(String type, long revision) {
     storeRevision.labelValues(type).set(revision);
+  }
+
+  /** Removes every metric from the registry, so that a new server can register the names again. */
+  void unregister() {
+    for (Collector m : new Collector[] {
+      connectedClients, connections, pushes, pushLatency, ackLatency, ackTimeouts, staleNonces, unknownTypes,
+      conversionErrors, disconnects, storeRevision
+    }) {
+      registry.unregister(m);
+    }
   }
 }

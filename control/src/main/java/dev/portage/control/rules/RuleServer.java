@@ -157,6 +157,7 @@ public final class RuleServer implements AutoCloseable {
     for (RuleConnection c : connections.values()) {
       c.close(Status.UNAVAILABLE.withDescription("rule server shutting down"), "shutdown");
     }
+    metrics.unregister();
     log.info("dds rule server closed");
   }
 

@@ -1,5 +1,7 @@
 package dev.portage.control.destination;
 
+import dev.portage.core.time.GoDurations;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -31,20 +33,20 @@ class ParsingTest {
 
   @Test
   void goDurations() {
-    assertThat(GoDuration.parse("1s")).isEqualTo(Duration.ofSeconds(1));
-    assertThat(GoDuration.parse("250ms")).isEqualTo(Duration.ofMillis(250));
-    assertThat(GoDuration.parse("1m30s")).isEqualTo(Duration.ofSeconds(90));
-    assertThat(GoDuration.parse("1.5h")).isEqualTo(Duration.ofMinutes(90));
-    assertThat(GoDuration.parse("300us")).isEqualTo(Duration.ofNanos(300_000));
-    assertThat(GoDuration.parse("2µs")).isEqualTo(Duration.ofNanos(2_000));
-    assertThat(GoDuration.parse("10ns")).isEqualTo(Duration.ofNanos(10));
-    assertThat(GoDuration.parse("0")).isEqualTo(Duration.ZERO);
-    assertThat(GoDuration.parse("-1s")).isEqualTo(Duration.ofSeconds(-1));
+    assertThat(GoDurations.parse("1s")).isEqualTo(Duration.ofSeconds(1));
+    assertThat(GoDurations.parse("250ms")).isEqualTo(Duration.ofMillis(250));
+    assertThat(GoDurations.parse("1m30s")).isEqualTo(Duration.ofSeconds(90));
+    assertThat(GoDurations.parse("1.5h")).isEqualTo(Duration.ofMinutes(90));
+    assertThat(GoDurations.parse("300us")).isEqualTo(Duration.ofNanos(300_000));
+    assertThat(GoDurations.parse("2µs")).isEqualTo(Duration.ofNanos(2_000));
+    assertThat(GoDurations.parse("10ns")).isEqualTo(Duration.ofNanos(10));
+    assertThat(GoDurations.parse("0")).isEqualTo(Duration.ZERO);
+    assertThat(GoDurations.parse("-1s")).isEqualTo(Duration.ofSeconds(-1));
     for (String bad : new String[] {"", "1", "s", "1x", "1..2s", "-", "1s2"}) {
-      assertThatThrownBy(() -> GoDuration.parse(bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
+      assertThatThrownBy(() -> GoDurations.parse(bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("expected: e.g. 250ms");
     }
-    assertThat(GoDuration.toProto(Duration.ofMillis(1500)))
+    assertThat(ProtoDurations.toProto(Duration.ofMillis(1500)))
         .isEqualTo(com.google.protobuf.Duration.newBuilder().setSeconds(1).setNanos(500_000_000).build());
   }
 

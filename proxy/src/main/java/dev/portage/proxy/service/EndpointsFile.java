@@ -1,5 +1,7 @@
 package dev.portage.proxy.service;
 
+import dev.portage.core.time.GoDurations;
+
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
@@ -220,7 +222,7 @@ final class EndpointsFile {
         if (timeout == null) {
           return ServiceSpec.DEFAULT_AFFINITY_TIMEOUT;
         }
-        Duration parsed = field(prefix, "affinityTimeout", () -> GoDuration.parse(timeout, "affinityTimeout"));
+        Duration parsed = field(prefix, "affinityTimeout", () -> GoDurations.parse(timeout));
         if (parsed.isZero()) {
           throw new FieldException("affinityTimeout", prefix + "affinityTimeout: " + timeout + " (expected: > 0)");
         }

@@ -1,5 +1,7 @@
 package dev.portage.proxy.service;
 
+import dev.portage.core.time.GoDurations;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -147,7 +149,7 @@ class EndpointsFileTest {
   void listenerTextRoundTrips() {
     assertThat(HostPort.format(HostPort.parse("[::1]:80", "x"))).isEqualTo("[0:0:0:0:0:0:0:1]:80");
     assertThat(HostPort.format(HostPort.parse("10.0.0.1:80", "x"))).isEqualTo("10.0.0.1:80");
-    assertThat(List.of(GoDuration.parse("1m30s", "d"), GoDuration.parse("250ms", "d")))
+    assertThat(List.of(GoDurations.parse("1m30s"), GoDurations.parse("250ms")))
         .containsExactly(Duration.ofSeconds(90), Duration.ofMillis(250));
   }
 }

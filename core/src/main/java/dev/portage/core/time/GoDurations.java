@@ -1,22 +1,24 @@
-package dev.portage.control.destination;
+package dev.portage.core.time;
 
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.time.Duration;
 
 /**
- * Parses Go duration strings as ServiceProfiles carry them ({@code "1s"}, {@code "250ms"}, {@code
+ * Parses Go duration strings ({@code time.ParseDuration} syntax) as upstream manifests, flags and
+ * ServiceProfiles carry them ({@code "1s"}, {@code "250ms"}, {@code
  * "1m30s"}, {@code "1.5h"}, {@code "300us"}, {@code "0"}): a sequence of decimal numbers, each with a
- * unit of ns, us (µs, μs), ms, s, m or h, with an optional sign.
+ * unit of ns, us (µs, μs), ms, s, m or h, with an optional sign. One parser for the CLI, the control
+ * plane and the proxies. Stateless.
  */
-final class GoDuration {
+public final class GoDurations {
 
-  private GoDuration() {}
+  private GoDurations() {}
 
   /**
    * @throws IllegalArgumentException naming the bad input
    */
-  static Duration parse(String s) {
+  public static Duration parse(String s) {
     if (s == null || s.isEmpty()) {
       throw new IllegalArgumentException("duration: empty (expected: e.g. 250ms, 1s, 1m30s)");
     }
@@ -65,11 +67,6 @@ final class GoDuration {
       throw new IllegalArgumentException("duration: " + s + " (expected: at most ~292 years)");
     }
     return Duration.ofNanos(negative ? -nanos : nanos);
-  }
-
-  /** The protobuf form of a duration. */
-  static com.google.protobuf.Duration toProto(Duration d) {
-    return com.google.protobuf.Duration.newBuilder().setSeconds(d.getSeconds()).setNanos(d.getNano()).build();
   }
 
   private static IllegalArgumentException bad(String s) {

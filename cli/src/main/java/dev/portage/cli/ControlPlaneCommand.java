@@ -1,0 +1,136 @@
+package dev.portage.cli;
+
+import dev.portage.control.ControlPlane;
+import dev.portage.control.ControlPlaneConfig;
+import dev.portage.core.time.TimeSource;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code portage control-plane}: streams rules (dds {@code RuleService}) and endpoints and profiles
+ * (Linkerd {@code Destination}) from a manifest directory or a Kubernetes cluster, on one gRPC port.
+ * Runs until SIGTERM or SIGINT, then closes every stream with UNAVAILABLE and exits 0.
+ */
+@Command(
+    name = "control-plane",
+    mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
+    description = "Control plane: dds rule push and the Linkerd Destination API from files or Kubernetes.")
+public final class ControlPlaneCommand implements Callable<Integer> {
+  private static final Logger log = LoggerFactory.getLogger(ControlPlaneCommand.class);
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Option(names = "--source", defaultValue = "files", description = "files | kubernetes: where rules and services come from.")
+  String source;
+
+  @Option(names = "--dir", description = "Manifest directory for --source files (default: the bundled examples).")
+  Path dir;
+
+  @Option(names = "--kubeconfig", description = "Kubeconfig for --source kubernetes (default: in-cluster or ~/.kube/config).")
+  Path kubeconfig;
+
+  @Option(names = "--grpc-bind-address", defaultValue = ControlPlaneConfig.DEFAULT_GRPC_BIND_ADDRESS, description = "Address of the gRPC port.")
+  String grpcBindAddress;
+
+  @Option(names = "--grpc-port", defaultValue = "8086", description = "gRPC port serving RuleService and Destination.")
+  int grpcPort;
+
+  @Option(names = "--tls-cert", description = "Server certificate chain (PEM); turns TLS on for the gRPC port.")
+  Path tlsCert;
+
+  @Option(names = "--tls-key", description = "Private key (PEM) of --tls-cert.")
+  Path tlsKey;
+
+  @Option(names = "--client-ca", description = "CA (PEM) that client certificates must chain to; requires them (mTLS).")
+  Path clientCa;
+
+  @Option(names = "--admin-bind-address", defaultValue = ControlPlaneConfig.DEFAULT_ADMIN_BIND_ADDRESS, description = "Admin listener address.")
+  String adminBindAddress;
+
+  @Option(names = "--admin-port", defaultValue = "9996", description = "Admin port: /healthz, /readyz, /metrics, /status.")
+  int adminPort;
+
+  @Option(names = "--debounce-after", defaultValue = "100ms", converter = GoDuration.class, description = "Quiet time after a rule change before it is pushed (Go duration).")
+  Duration debounceAfter;
+
+  @Option(names = "--debounce-max", defaultValue = "1s", converter = GoDuration.class, description = "Longest a changing rule type waits before it is pushed.")
+  Duration debounceMax;
+
+  @Option(names = "--ack-timeout", defaultValue = "30s", converter = GoDuration.class, description = "A dds push not acknowledged within this closes the stream.")
+  Duration ackTimeout;
+
+  @Option(names = "--require-auth", arity = "0..1", fallbackValue = "true", defaultValue = "false", description = "Refuse dds clients without a client certificate or a valid service-account token.")
+  boolean requireAuth;
+
+  @Override
+  public Integer call() throws Exception {
+    ControlPlaneConfig config = toConfig();
+    ScheduledExecutorService scheduler =
+        Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("portage-control-timer").unstarted(r));
+    CountDownLatch stop = new CountDownLatch(1);
+    try (ControlPlane plane = new ControlPlane(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
+      sun.misc.SignalHandler handler = signal -> {
+        log.info("Received SIG{}: stopping", signal.getName());
+        stop.countDown();
+      };
+      sun.misc.Signal.handle(new sun.misc.Signal("TERM"), handler);
+      sun.misc.Signal.handle(new sun.misc.Signal("INT"), handler);
+      plane.start();
+      stop.await();
+    } finally {
+      scheduler.shutdownNow();
+    }
+    return 0;
+  }
+
+  /** The control-plane configuration these flags describe. */
+  ControlPlaneConfig toConfig() {
+    ControlPlaneConfig.SourceType type = switch (source.toLowerCase(Locale.ROOT)) {
+      case "files" -> ControlPlaneConfig.SourceType.FILES;
+      case "kubernetes" -> ControlPlaneConfig.SourceType.KUBERNETES;
+      default -> throw new CommandLine.ParameterException(
+          spec.commandLine(), "--source: '" + source + "' (expected: files or kubernetes)");
+    };
+    if (type == ControlPlaneConfig.SourceType.KUBERNETES && dir != null) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--dir is only for --source files");
+    }
+    if (type == ControlPlaneConfig.SourceType.FILES && kubeconfig != null) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--kubeconfig is only for --source kubernetes");
+    }
+    if ((tlsCert == null) != (tlsKey == null)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--tls-cert and --tls-key go together");
+    }
+    if (clientCa != null && tlsCert == null) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--client-ca needs --tls-cert and --tls-key");
+    }
+    try {
+      return ControlPlaneConfig.builder()
+          .source(type)
+          .dir(dir)
+          .kubeconfig(kubeconfig)
+          .grpcBindAddress(grpcBindAddress)
+          .grpcPort(grpcPort)
+          .tls(tlsCert, tlsKey, clientCa)
+          .adminBindAddress(adminBindAddress)
+          .adminPort(adminPort)
+          .debounce(debounceAfter, debounceMax)
+          .ackTimeout(ackTimeout)
+          .requireAuth(requireAuth)
+          .build();
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
+    }
+  }
+}
