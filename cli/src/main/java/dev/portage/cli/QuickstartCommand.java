@@ -16,7 +16,8 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description = {
       "Starts, in one process: demo HTTP backends of three speeds, a tunnel server (HTTP CONNECT plus a",
-      "gRPC frontend) with one agent, and prints the commands to try. Runs until Ctrl-C."
+      "gRPC frontend) with one agent, a control plane on the bundled example rules and services, a",
+      "service proxy and a sidecar; prints the commands to try. Runs until Ctrl-C."
     })
 final class QuickstartCommand implements Callable<Integer> {
 

@@ -30,6 +30,10 @@ class QuickstartCommandTest {
         .contains("gRPC frontend (ProxyService.Proxy): 127.0.0.1:")
         .contains("PASS  HTTP CONNECT tunnel -> fast /success")
         .contains("PASS  HTTP CONNECT tunnel -> slow /success")
+        .contains("PASS  service proxy -> demo /success")
+        .contains("PASS  sidecar -> fast.default /success")
+        .contains("PASS  sidecar -> web.default (split) /success")
+        .contains("Control plane (dds RuleService.Observe + Linkerd Destination)")
         .doesNotContain("FAIL");
   }
 
@@ -54,7 +58,7 @@ class QuickstartCommandTest {
   @Test
   void busyPortsGiveAClearMessage() throws Exception {
     try (java.net.ServerSocket busy = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      var ports = new dev.portage.cli.quickstart.QuickstartPorts(0, 0, 0, busy.getLocalPort(), 0, 0, 0, 0);
+      var ports = dev.portage.cli.quickstart.QuickstartPorts.ephemeralExceptHttpConnect(busy.getLocalPort());
       org.assertj.core.api.Assertions.assertThatThrownBy(() -> dev.portage.cli.quickstart.Quickstart.start(
               "127.0.0.1", ports, java.time.Duration.ofSeconds(5)))
           .hasMessageContaining("tunnel server could not bind its ports")

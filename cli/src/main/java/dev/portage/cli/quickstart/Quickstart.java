@@ -1,6 +1,12 @@
 package dev.portage.cli.quickstart;
 
+import dev.portage.control.ControlPlane;
+import dev.portage.control.ControlPlaneConfig;
 import dev.portage.core.time.TimeSource;
+import dev.portage.proxy.mesh.Sidecar;
+import dev.portage.proxy.mesh.SidecarConfig;
+import dev.portage.proxy.service.ServiceProxy;
+import dev.portage.proxy.service.ServiceProxyConfig;
 import dev.portage.tunnel.agent.TunnelAgent;
 import dev.portage.tunnel.agent.TunnelAgentConfig;
 import dev.portage.tunnel.server.FrontendMode;
@@ -12,6 +18,12 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.stream.Stream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -29,9 +41,11 @@ import java.util.function.BooleanSupplier;
 
 /**
  * Everything {@code portage quickstart} runs, started in dependency order and closed in reverse on
- * every path: demo backends, a tunnel server in HTTP-CONNECT mode with an extra gRPC frontend, and one
- * agent connected to it. {@link #guide()} is the text printed for the user; {@link #check} sends one
- * request through each path.
+ * every path: demo backends of three speeds, a tunnel server in HTTP-CONNECT mode with an extra gRPC
+ * frontend and one agent connected to it, a control plane on the bundled example directory (rewritten
+ * to the backends' real ports), a service proxy balancing over the backends, and a sidecar resolving
+ * through the control plane. {@link #guide()} is the text printed for the user; {@link #check} sends
+ * one request through each path.
  */
 public final class Quickstart implements AutoCloseable {
 
@@ -42,6 +56,10 @@ public final class Quickstart implements AutoCloseable {
   private List<DemoBackend> backends;
   private TunnelServer server;
   private TunnelAgent agent;
+  private ControlPlane controlPlane;
+  private ServiceProxy serviceProxy;
+  private Sidecar sidecar;
+  private Path workDir;
 
   private Quickstart(String host) {
     this.host = host;
@@ -94,6 +112,89 @@ public final class Quickstart implements AutoCloseable {
         time, new PrometheusRegistry()));
     bindOrExplain("tunnel agent", agent::start);
     await("the agent to connect to the tunnel server", server::ready, readyTimeout);
+
+    workDir = Files.createTempDirectory("portage-quickstart-");
+    started.push(this::deleteWorkDir);
+    Path examples = Files.createDirectories(workDir.resolve("control-plane"));
+    writeExamples(examples);
+    controlPlane = own(new ControlPlane(ControlPlaneConfig.builder()
+            .source(ControlPlaneConfig.SourceType.FILES)
+            .dir(examples)
+            .grpcBindAddress(host)
+            .grpcPort(ports.controlPlaneGrpc())
+            .adminBindAddress(host)
+            .adminPort(ports.controlPlaneAdmin())
+            .build(),
+        time, new PrometheusRegistry()));
+    bindOrExplain("control plane", () -> {
+      controlPlane.start();
+      return controlPlane;
+    });
+    await("the control plane to load its example directory", controlPlane::isReady, readyTimeout);
+
+    Path endpoints = workDir.resolve("endpoints.yaml");
+    Files.writeString(endpoints, endpointsFile(ports.serviceProxy()));
+    serviceProxy = own(new ServiceProxy(ServiceProxyConfig.builder()
+            .endpointsFile(endpoints)
+            .bindAddress(host)
+            .adminBindAddress(host)
+            .adminPort(ports.serviceProxyAdmin())
+            .build(),
+        time, new PrometheusRegistry()));
+    bindOrExplain("service proxy", serviceProxy::start);
+    await("the service proxy's first sync", serviceProxy::isReady, readyTimeout);
+
+    sidecar = own(new Sidecar(
+        SidecarConfig.defaults(hostPort(controlPlane.grpcAddress()))
+            .withPorts(ports.sidecarOutbound(), ports.sidecarAdmin()),
+        time, new PrometheusRegistry()));
+    bindOrExplain("sidecar", () -> {
+      sidecar.start();
+      return sidecar;
+    });
+  }
+
+  /**
+   * The bundled control-plane examples, with the demo backends' default ports (9101-9103) replaced by
+   * the ports they really have.
+   */
+  private void writeExamples(Path dir) throws IOException {
+    Map<String, String> ports = new LinkedHashMap<>();
+    ports.put("9101", String.valueOf(backends.get(0).address().getPort()));
+    ports.put("9102", String.valueOf(backends.get(1).address().getPort()));
+    ports.put("9103", String.valueOf(backends.get(2).address().getPort()));
+    for (String name : List.of("services.yaml", "web-profile.yaml", "rules.yaml")) {
+      try (InputStream in = Quickstart.class.getResourceAsStream("/examples/" + name)) {
+        if (in == null) {
+          throw new IOException("bundled example " + name + " is missing from the jar");
+        }
+        String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        for (Map.Entry<String, String> e : ports.entrySet()) {
+          text = text.replace(e.getKey(), e.getValue());
+        }
+        Files.writeString(dir.resolve(name), text);
+      }
+    }
+  }
+
+  private String endpointsFile(int listenPort) {
+    StringBuilder y = new StringBuilder("services:\n  - name: demo\n    listen: ")
+        .append(host).append(':').append(listenPort).append("\n    balancer: round-robin\n    endpoints:\n");
+    for (DemoBackend b : backends) {
+      y.append("      - \"").append(hostPort(b.address())).append("\"\n");
+    }
+    return y.toString();
+  }
+
+  private void deleteWorkDir() throws IOException {
+    if (workDir == null) {
+      return;
+    }
+    try (Stream<Path> files = Files.walk(workDir)) {
+      for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
   }
 
   private interface Starter {
@@ -173,6 +274,20 @@ public final class Quickstart implements AutoCloseable {
     g.append("  server health:  curl http://").append(hostPort(server.healthAddress())).append("/readyz")
         .append("   metrics: curl http://").append(hostPort(server.healthAddress())).append("/metrics\n");
     g.append("  agent health:   curl http://").append(hostPort(agent.healthAddress())).append("/readyz?verbose\n");
+    g.append("\nControl plane (dds RuleService.Observe + Linkerd Destination) on ")
+        .append(hostPort(controlPlane.grpcAddress())).append(", rules and services from ")
+        .append(workDir.resolve("control-plane")).append(" (edit them: changes are pushed)\n");
+    g.append("  status:  curl http://").append(hostPort(controlPlane.adminAddress())).append("/status\n");
+    g.append("\nService proxy (L4, round robin over the three backends):\n");
+    g.append("    for i in 1 2 3; do curl -s http://").append(hostPort(serviceProxy.localAddress("demo")))
+        .append("/; done\n");
+    g.append("  metrics: curl http://").append(hostPort(serviceProxy.adminAddress())).append("/metrics\n");
+    g.append("\nSidecar (L7, P2C + peak-EWMA; the ServiceProfile splits web 50/30/20 over fast/medium/slow):\n");
+    g.append("    for i in $(seq 10); do curl -s -H 'Host: web.default.svc.cluster.local:8080' http://")
+        .append(hostPort(sidecar.outboundAddress())).append("/; done\n");
+    g.append("    curl -s -H 'Host: fast.default.svc.cluster.local:8080' http://")
+        .append(hostPort(sidecar.outboundAddress())).append("/success\n");
+    g.append("  metrics: curl http://").append(hostPort(sidecar.adminAddress())).append("/metrics\n");
     g.append("\nPress Ctrl-C to stop.");
     return g.toString();
   }
@@ -196,7 +311,42 @@ public final class Quickstart implements AutoCloseable {
       out.printf("%s  HTTP CONNECT tunnel -> %s /success: %s%n", pass ? "PASS" : "FAIL", b.name(),
           pass ? "200 success" : result);
     }
+    ok &= checkHttp(out, "service proxy -> demo", serviceProxy.localAddress("demo"), null, "/success");
+    ok &= checkHttp(out, "sidecar -> fast.default", sidecar.outboundAddress(),
+        "fast.default.svc.cluster.local:8080", "/success");
+    ok &= checkHttp(out, "sidecar -> web.default (split)", sidecar.outboundAddress(),
+        "web.default.svc.cluster.local:8080", "/success");
     return ok;
+  }
+
+  private static boolean checkHttp(PrintWriter out, String what, InetSocketAddress to, String authority, String path) {
+    String result;
+    try (Socket socket = new Socket(to.getAddress(), to.getPort())) {
+      socket.setSoTimeout(20_000);
+      result = get(socket, authority != null ? authority : hostPort(to), path);
+    } catch (IOException e) {
+      result = "error: " + e;
+    }
+    boolean pass = result.startsWith("HTTP/1.1 200") && result.endsWith("success");
+    out.printf("%s  %s %s: %s%n", pass ? "PASS" : "FAIL", what, path, result);
+    return pass;
+  }
+
+  /** One HTTP/1.1 GET on a connected socket; returns the status line, the X-Backend header and the body. */
+  private static String get(Socket s, String authority, String path) throws IOException {
+    OutputStream out = s.getOutputStream();
+    out.write(("GET " + path + " HTTP/1.1\r\nHost: " + authority + "\r\nConnection: close\r\n\r\n")
+        .getBytes(StandardCharsets.US_ASCII));
+    out.flush();
+    String response = new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    String status = response.lines().findFirst().orElse("no answer");
+    int headEnd = response.indexOf("\r\n\r\n");
+    String head = headEnd < 0 ? response : response.substring(0, headEnd);
+    String backend = head.lines()
+        .filter(l -> l.regionMatches(true, 0, "X-Backend:", 0, 10))
+        .map(l -> l.substring(10).trim())
+        .findFirst().orElse("?");
+    return status + " (from " + backend + ") " + (headEnd < 0 ? "" : response.substring(headEnd + 4));
   }
 
   /** A minimal HTTP CONNECT client: CONNECT, expect 200, then GET path and return the status + body. */
@@ -213,13 +363,7 @@ public final class Quickstart implements AutoCloseable {
       if (!head.startsWith("HTTP/1.1 200")) {
         return head.lines().findFirst().orElse("no answer");
       }
-      out.write(("GET " + path + " HTTP/1.1\r\nHost: " + t + "\r\nConnection: close\r\n\r\n")
-          .getBytes(StandardCharsets.US_ASCII));
-      out.flush();
-      String response = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-      String status = response.lines().findFirst().orElse("");
-      int body = response.indexOf("\r\n\r\n");
-      return status + " " + (body < 0 ? "" : response.substring(body + 4));
+      return get(s, t, path);
     }
   }
 

@@ -1,8 +1,9 @@
 package dev.portage.cli.quickstart;
 
 /**
- * The ports the quickstart binds: upstream defaults where a component has them, so the printed
- * commands match the upstream docs; all zero for tests.
+ * The ports the quickstart binds: upstream defaults where a component has them (Konnectivity 8090-8093,
+ * Linkerd destination 8086 and proxy 4140/4191, kube-proxy metrics 10249), so the printed commands
+ * match the upstream docs; all zero for tests.
  */
 public record QuickstartPorts(
     int fastBackend,
@@ -12,13 +13,24 @@ public record QuickstartPorts(
     int tunnelGrpc,
     int tunnelAgent,
     int tunnelHealth,
-    int agentHealth) {
+    int agentHealth,
+    int controlPlaneGrpc,
+    int controlPlaneAdmin,
+    int serviceProxy,
+    int serviceProxyAdmin,
+    int sidecarOutbound,
+    int sidecarAdmin) {
 
   public static QuickstartPorts defaults() {
-    return new QuickstartPorts(9101, 9102, 9103, 8090, 8089, 8091, 8092, 8093);
+    return new QuickstartPorts(9101, 9102, 9103, 8090, 8089, 8091, 8092, 8093, 8086, 9996, 8080, 10249, 4140, 4191);
   }
 
   public static QuickstartPorts ephemeral() {
-    return new QuickstartPorts(0, 0, 0, 0, 0, 0, 0, 0);
+    return new QuickstartPorts(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  }
+
+  /** Ephemeral ports except the tunnel's HTTP CONNECT port (tests of the "port busy" path). */
+  public static QuickstartPorts ephemeralExceptHttpConnect(int port) {
+    return new QuickstartPorts(0, 0, 0, port, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   }
 }

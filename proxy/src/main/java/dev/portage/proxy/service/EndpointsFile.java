@@ -222,7 +222,7 @@ final class EndpointsFile {
         if (timeout == null) {
           return ServiceSpec.DEFAULT_AFFINITY_TIMEOUT;
         }
-        Duration parsed = field(prefix, "affinityTimeout", () -> GoDurations.parse(timeout));
+        Duration parsed = field(prefix, "affinityTimeout", () -> affinityTimeout(timeout));
         if (parsed.isZero()) {
           throw new FieldException("affinityTimeout", prefix + "affinityTimeout: " + timeout + " (expected: > 0)");
         }
@@ -252,5 +252,14 @@ final class EndpointsFile {
 
   private static MalformedEndpointsFileException error(Path file, JsonParser p, String message) {
     return new MalformedEndpointsFileException(file, p.currentTokenLocation().getLineNr(), message, null);
+  }
+
+  private static Duration affinityTimeout(String text) {
+    try {
+      return GoDurations.parse(text);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "affinityTimeout: " + text + " (expected: a duration such as 10800s, 3h, 1m30s)", e);
+    }
   }
 }
