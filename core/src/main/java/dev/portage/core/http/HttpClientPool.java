@@ -1,0 +1,221 @@
+package dev.portage.core.http;
+
+import dev.portage.core.net.NettyTransport;
+import dev.portage.core.time.TimeSource;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Client connections to HTTP origins, pooled per origin address and protocol: HTTP/1.1 keep-alive
+ * connections (one exchange at a time each; at most {@code maxIdlePerOrigin} kept idle, each closed
+ * after {@code idleTimeout} unused) and one multiplexed h2c connection per origin (replaced when it
+ * closes or goes away, closed after {@code idleTimeout} without streams). Idle expiry runs on the
+ * injected scheduler. Thread-safe.
+ *
+ * <table>
+ *   <caption>Defaults</caption>
+ *   <tr><th>option</th><th>default</th></tr>
+ *   <tr><td>maxIdlePerOrigin</td><td>16</td></tr>
+ *   <tr><td>idleTimeout</td><td>60 s</td></tr>
+ *   <tr><td>connectTimeout</td><td>5 s</td></tr>
+ * </table>
+ */
+public final class HttpClientPool implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(HttpClientPool.class);
+
+  private final EventLoopGroup group;
+  private final TimeSource time;
+  private final int maxIdlePerOrigin;
+  private final long idleTimeoutNanos;
+  private final int connectTimeoutMillis;
+  private final Map<OriginKey, OriginPool> origins = new ConcurrentHashMap<>();
+  private final ScheduledFuture<?> sweeper;
+  private volatile boolean closed;
+
+  record OriginKey(InetSocketAddress address, HttpProtocol protocol) {}
+
+  private HttpClientPool(Builder b) {
+    this.group = b.group;
+    this.time = b.time;
+    this.maxIdlePerOrigin = b.maxIdlePerOrigin;
+    this.idleTimeoutNanos = b.idleTimeout.toNanos();
+    this.connectTimeoutMillis = (int) Math.min(Integer.MAX_VALUE, b.connectTimeout.toMillis());
+    long period = Math.max(1, idleTimeoutNanos / 2);
+    this.sweeper =
+        time.scheduler().scheduleWithFixedDelay(this::sweep, period, period, TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * A builder of a pool whose connections run on {@code group} (the caller's; not shut down by the
+   * pool) and whose idle expiry runs on {@code time}.
+   */
+  public static Builder builder(EventLoopGroup group, TimeSource time) {
+    return new Builder(group, time);
+  }
+
+  /**
+   * Leases a stream to {@code origin}: an idle HTTP/1.1 connection, a new one, or a new stream on the
+   * origin's h2c connection. New connections are registered on {@code loop} (pass the caller's event
+   * loop to keep both sides of a proxied exchange on one thread).
+   *
+   * @return completes with the stream, or exceptionally with the connect or stream-open failure
+   */
+  public CompletableFuture<HttpStream> acquire(
+      InetSocketAddress origin, HttpProtocol protocol, EventLoop loop) {
+    Objects.requireNonNull(origin, "origin");
+    Objects.requireNonNull(protocol, "protocol");
+    Objects.requireNonNull(loop, "loop");
+    if (closed) {
+      return CompletableFuture.failedFuture(new IllegalStateException("HTTP client pool is closed"));
+    }
+    OriginKey key = new OriginKey(origin, protocol);
+    OriginPool pool =
+        origins.computeIfAbsent(
+            key,
+            k ->
+                protocol == HttpProtocol.HTTP_1_1
+                    ? new Http1OriginPool(this, origin, maxIdlePerOrigin)
+                    : new H2OriginPool(this, origin));
+    return pool.acquire(loop);
+  }
+
+  /** HTTP/1.1 connections idle in the pool, over every origin. */
+  public int idleConnections() {
+    return origins.values().stream().mapToInt(OriginPool::idle).sum();
+  }
+
+  /** Open client connections (HTTP/1.1 leased or idle, h2c), over every origin. */
+  public int openConnections() {
+    return origins.values().stream().mapToInt(OriginPool::open).sum();
+  }
+
+  /** Origins that currently hold a pool entry; emptied by idle expiry. */
+  public int origins() {
+    return origins.size();
+  }
+
+  /** Runs idle expiry now (also run periodically on the scheduler). */
+  public void sweep() {
+    long now = time.ticker().nanoTime();
+    for (Map.Entry<OriginKey, OriginPool> e : origins.entrySet()) {
+      if (e.getValue().expireIdle(now, idleTimeoutNanos)) {
+        origins.remove(e.getKey(), e.getValue());
+      }
+    }
+  }
+
+  /** Closes every pooled connection; leased HTTP/1.1 connections close too. Idempotent. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    sweeper.cancel(false);
+    for (OriginPool p : origins.values()) {
+      p.closeAll();
+    }
+    origins.clear();
+  }
+
+  long nanoTime() {
+    return time.ticker().nanoTime();
+  }
+
+  boolean isClosed() {
+    return closed;
+  }
+
+  ChannelFuture connect(InetSocketAddress origin, EventLoop loop, ChannelInitializer<Channel> init) {
+    return new Bootstrap()
+        .group(loop)
+        .channel(NettyTransport.of(group).channelType())
+        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
+        .option(ChannelOption.TCP_NODELAY, true)
+        .option(ChannelOption.AUTO_READ, false)
+        .handler(init)
+        .connect(origin);
+  }
+
+  void debug(String format, Object... args) {
+    log.debug(format, args);
+  }
+
+  /** The connections to one origin. */
+  interface OriginPool {
+    CompletableFuture<HttpStream> acquire(EventLoop loop);
+
+    int idle();
+
+    int open();
+
+    /** Closes what idled too long; returns true when nothing is left (the entry may go). */
+    boolean expireIdle(long nowNanos, long idleTimeoutNanos);
+
+    void closeAll();
+  }
+
+  /** Options of an {@link HttpClientPool}; not thread-safe. */
+  public static final class Builder {
+    private final EventLoopGroup group;
+    private final TimeSource time;
+    private int maxIdlePerOrigin = 16;
+    private Duration idleTimeout = Duration.ofSeconds(60);
+    private Duration connectTimeout = Duration.ofSeconds(5);
+
+    private Builder(EventLoopGroup group, TimeSource time) {
+      this.group = Objects.requireNonNull(group, "group");
+      NettyTransport.of(group);
+      this.time = Objects.requireNonNull(time, "time");
+    }
+
+    /** Idle HTTP/1.1 connections kept per origin ({@code >= 0}); extra ones are closed. */
+    public Builder maxIdlePerOrigin(int max) {
+      if (max < 0) {
+        throw new IllegalArgumentException("maxIdlePerOrigin: " + max + " (expected: >= 0)");
+      }
+      this.maxIdlePerOrigin = max;
+      return this;
+    }
+
+    /** How long a connection may stay unused before it is closed ({@code > 0}). */
+    public Builder idleTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "timeout");
+      if (timeout.isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException("idleTimeout: " + timeout + " (expected: > 0)");
+      }
+      this.idleTimeout = timeout;
+      return this;
+    }
+
+    /** TCP connect timeout ({@code > 0}); enforced by Netty on the connection's event loop. */
+    public Builder connectTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "timeout");
+      if (timeout.isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException("connectTimeout: " + timeout + " (expected: > 0)");
+      }
+      this.connectTimeout = timeout;
+      return this;
+    }
+
+    public HttpClientPool build() {
+      return new HttpClientPool(this);
+    }
+  }
+}

@@ -1,0 +1,98 @@
+package dev.portage.core.http;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
+import java.net.InetSocketAddress;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One request/response exchange leased from an {@link HttpClientPool}: an HTTP/1.1 connection or an
+ * HTTP/2 stream whose channel speaks Netty {@code HttpObject}s either way (write {@code HttpRequest},
+ * {@code HttpContent}s, a {@code LastHttpContent}; read the same for the response). The channel's
+ * auto-read is off: call {@code channel().read()} when the reader can take more. End the lease with
+ * exactly one of {@link #release()} or {@link #abort()}; later calls do nothing. Thread-safe.
+ */
+public final class HttpStream {
+
+  static final String HANDLER_NAME = "portage-exchange";
+
+  private final Channel channel;
+  private final HttpProtocol protocol;
+  private final InetSocketAddress origin;
+  private final Releaser releaser;
+  private final AtomicBoolean ended = new AtomicBoolean();
+
+  /** What the pool does when a lease ends. */
+  interface Releaser {
+    void end(HttpStream stream, boolean reusable);
+  }
+
+  HttpStream(Channel channel, HttpProtocol protocol, InetSocketAddress origin, Releaser releaser) {
+    this.channel = channel;
+    this.protocol = protocol;
+    this.origin = origin;
+    this.releaser = releaser;
+  }
+
+  /** The channel of this exchange; see the class comment for what it carries. */
+  public Channel channel() {
+    return channel;
+  }
+
+  public HttpProtocol protocol() {
+    return protocol;
+  }
+
+  /** The endpoint this stream is connected to. */
+  public InetSocketAddress origin() {
+    return origin;
+  }
+
+  /**
+   * Adds the handler that reads this exchange's response, at the end of the pipeline; the pool
+   * removes it when the lease ends.
+   */
+  public HttpStream attach(ChannelHandler handler) {
+    Objects.requireNonNull(handler, "handler");
+    channel.pipeline().addLast(HANDLER_NAME, handler);
+    return this;
+  }
+
+  /**
+   * Ends the lease after a complete exchange (request written, response fully read): an HTTP/1.1
+   * connection goes back to the idle pool unless {@code Connection: close} was seen; an HTTP/2
+   * stream is closed.
+   *
+   * @param reusable false when either side asked to close the connection or the response was
+   *     delimited by the connection closing
+   */
+  public void release(boolean reusable) {
+    if (ended.compareAndSet(false, true)) {
+      releaser.end(this, reusable && channel.isActive());
+    }
+  }
+
+  /** Shortcut for {@code release(true)}. */
+  public void release() {
+    release(true);
+  }
+
+  /** Ends the lease mid-exchange: closes the HTTP/1.1 connection or resets the HTTP/2 stream. */
+  public void abort() {
+    if (ended.compareAndSet(false, true)) {
+      channel.close();
+      releaser.end(this, false);
+    }
+  }
+
+  /** Whether the lease has ended. */
+  public boolean isEnded() {
+    return ended.get();
+  }
+
+  @Override
+  public String toString() {
+    return "HttpStream{" + protocol + " " + origin + " " + channel.id().asShortText() + '}';
+  }
+}

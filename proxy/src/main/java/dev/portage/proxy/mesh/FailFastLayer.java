@@ -1,0 +1,78 @@
+package dev.portage.proxy.mesh;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Fail-fast layer: when the balancer has no ready endpoint, the request waits up to {@code timeout}
+ * for one. If none comes the destination enters fail-fast: that request and every later one get 503
+ * "service in fail-fast" at once, until an endpoint is ready again. Timers run on the injected
+ * scheduler.
+ */
+final class FailFastLayer implements Service {
+
+  static final String BODY = "service in fail-fast";
+
+  private final Discovery discovery;
+  private final ScheduledExecutorService scheduler;
+  private final long timeoutNanos;
+  private final SidecarMetrics metrics;
+  private final Service inner;
+
+  FailFastLayer(
+      Discovery discovery, ScheduledExecutorService scheduler, Duration timeout, SidecarMetrics metrics,
+      Service inner) {
+    this.discovery = discovery;
+    this.scheduler = scheduler;
+    this.timeoutNanos = timeout.toNanos();
+    this.metrics = metrics;
+    this.inner = inner;
+  }
+
+  @Override
+  public CompletableFuture<ProxyResponse> call(ProxyRequest r) {
+    Destination d = discovery.get(r.concreteAuthority);
+    if (d.inFailFast()) {
+      return refuse(r);
+    }
+    return inner.call(r).exceptionallyCompose(err -> {
+      if (Failures.unwrap(err) instanceof ProxyException.NoReadyEndpoint) {
+        return await(r, d);
+      }
+      return CompletableFuture.failedFuture(Failures.unwrap(err));
+    });
+  }
+
+  private CompletableFuture<ProxyResponse> await(ProxyRequest r, Destination d) {
+    CompletableFuture<Void> ready = new CompletableFuture<>();
+    ScheduledFuture<?> timer = scheduler.schedule(() -> {
+      if (ready.completeExceptionally(new ProxyException(503, BODY))) {
+        d.enterFailFast();
+      }
+    }, timeoutNanos, TimeUnit.NANOSECONDS);
+    d.whenReady().thenRun(() -> {
+      timer.cancel(false);
+      ready.complete(null);
+    });
+    Runnable onCancel = () -> ready.completeExceptionally(new ProxyException(503, "request cancelled"));
+    r.onCancel(onCancel);
+    return ready
+        .handle((v, err) -> {
+          r.removeOnCancel(onCancel);
+          if (err != null) {
+            metrics.failFast(r.concreteAuthority);
+            return CompletableFuture.<ProxyResponse>failedFuture(Failures.unwrap(err));
+          }
+          return call(r);
+        })
+        .thenCompose(f -> f);
+  }
+
+  private CompletableFuture<ProxyResponse> refuse(ProxyRequest r) {
+    metrics.failFast(r.concreteAuthority);
+    return CompletableFuture.failedFuture(new ProxyException(503, BODY));
+  }
+}

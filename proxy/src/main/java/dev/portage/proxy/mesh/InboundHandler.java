@@ -1,0 +1,234 @@
+package dev.portage.proxy.mesh;
+
+import dev.portage.core.http.HopByHopHeaders;
+import dev.portage.core.http.HttpFraming;
+import dev.portage.core.http.HttpProtocol;
+import dev.portage.core.time.Ticker;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpRequest;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.ReferenceCountUtil;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.concurrent.CancellationException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The inbound boundary of one client HTTP/1.1 connection or HTTP/2 stream: turns each request into
+ * a {@link ProxyRequest} for the stack, writes the response head and streams the body back, and
+ * turns failures into their HTTP answer exactly once. HTTP/1.1 requests are handled one at a time
+ * (the next is read when the previous response is done). Confined to the channel's event loop.
+ */
+final class InboundHandler extends ChannelInboundHandlerAdapter {
+
+  private static final Logger log = LoggerFactory.getLogger(InboundHandler.class);
+
+  /** Request bodies up to this size are kept for retries (Linkerd's 64 KiB). */
+  static final int REPLAY_LIMIT = 64 * 1024;
+
+  private final Service stack;
+  private final HttpProtocol protocol;
+  private final Ticker ticker;
+  private final SidecarMetrics metrics;
+  private final InflightCounter inflight;
+  private ProxyRequest current;
+  private boolean keepAlive = true;
+
+  /** Counts requests between their head and the end of their response, for readiness and tests. */
+  interface InflightCounter {
+    void add(int delta);
+  }
+
+  InboundHandler(Service stack, HttpProtocol protocol, Ticker ticker, SidecarMetrics metrics, InflightCounter inflight) {
+    this.stack = stack;
+    this.protocol = protocol;
+    this.ticker = ticker;
+    this.metrics = metrics;
+    this.inflight = inflight;
+  }
+
+  @Override
+  public void handlerAdded(ChannelHandlerContext ctx) {
+    if (ctx.channel().isActive()) {
+      ctx.read();
+    }
+  }
+
+  @Override
+  public void channelActive(ChannelHandlerContext ctx) {
+    ctx.read();
+    ctx.fireChannelActive();
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (msg instanceof HttpRequest req) {
+      try {
+        start(ctx, req);
+      } finally {
+        ReferenceCountUtil.release(req);
+      }
+    } else if (msg instanceof HttpContent c) {
+      if (current != null) {
+        current.body.onContent(c);
+      } else {
+        c.release();
+      }
+    } else {
+      ReferenceCountUtil.release(msg);
+    }
+  }
+
+  private void start(ChannelHandlerContext ctx, HttpRequest req) {
+    if (current != null) {
+      // HTTP/1.1 pipelining is not supported: the next request is only read after a response.
+      log.debug("{}: request while another is in flight; closing", ctx.channel());
+      ctx.close();
+      return;
+    }
+    keepAlive = protocol == HttpProtocol.H2C || HttpUtil.isKeepAlive(req);
+    if (req.decoderResult().isFailure()) {
+      keepAlive = false;
+      writeError(ctx, null, 400, "bad request: " + req.decoderResult().cause().getMessage());
+      return;
+    }
+    String authority = authority(req);
+    if (authority == null) {
+      writeError(ctx, null, 400, "missing Host header or :authority");
+      return;
+    }
+    boolean hasBody = HttpFraming.hasBody(req, protocol, null);
+    HttpRequest head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, req.method(), req.uri(), req.headers().copy());
+    HopByHopHeaders.strip(head.headers(), protocol);
+    RequestBody body = new RequestBody(ctx.channel(), hasBody, REPLAY_LIMIT);
+    ProxyRequest r = new ProxyRequest(head, authority, protocol, body, ctx.channel().eventLoop(), ticker.nanoTime());
+    current = r;
+    inflight.add(1);
+    if (req instanceof FullHttpRequest full) {
+      body.onContent(new DefaultLastHttpContent(full.content().retain(), full.trailingHeaders()));
+    }
+    log.debug("{} {}", ctx.channel(), r);
+    stack.call(r).whenCompleteAsync((resp, err) -> respond(ctx, r, resp, err), ctx.executor());
+  }
+
+  /** {@code host:port} in lower case from Host (HTTP/2's :authority arrives as Host); port 80 if absent. */
+  static String authority(HttpRequest req) {
+    String host = req.headers().get(HttpHeaderNames.HOST);
+    if (host == null || host.isBlank()) {
+      return null;
+    }
+    host = host.trim().toLowerCase(Locale.ROOT);
+    int colon = host.lastIndexOf(':');
+    boolean hasPort = colon > 0 && colon > host.lastIndexOf(']');
+    return hasPort ? host : host + ":80";
+  }
+
+  private void respond(ChannelHandlerContext ctx, ProxyRequest r, ProxyResponse resp, Throwable err) {
+    if (current != r || !ctx.channel().isActive()) {
+      if (resp != null) {
+        resp.body().discard();
+      }
+      finish(ctx, r, false);
+      return;
+    }
+    long elapsed = ticker.nanoTime() - r.startNanos;
+    if (err != null) {
+      Throwable e = Failures.unwrap(err);
+      ProxyException pe = e instanceof ProxyException p ? p
+          : e instanceof CancellationException ? new ProxyException(503, "request cancelled")
+          : new ProxyException(502, "upstream failure", e);
+      log.debug("{} {} failed: {}", ctx.channel(), r, pe.getMessage());
+      metrics.routeResponse(r.authority, r.route.name(), SidecarMetrics.statusClass(pe.status()), elapsed);
+      writeError(ctx, r, pe.status(), pe.body());
+      return;
+    }
+    HttpResponse h = resp.head();
+    boolean hasBody = HttpFraming.hasBody(h, r.protocol, r.head.method());
+    HttpResponse out = new DefaultHttpResponse(HttpVersion.HTTP_1_1, h.status(), h.headers().copy());
+    HopByHopHeaders.strip(out.headers(), protocol);
+    HttpFraming.prepare(out, protocol, hasBody);
+    if (!keepAlive) {
+      HttpUtil.setKeepAlive(out, false);
+    }
+    metrics.routeResponse(r.authority, r.route.name(), SidecarMetrics.statusClass(h.status().code()), elapsed);
+    ctx.write(out);
+    resp.body().pipeTo(ctx.channel()).whenCompleteAsync((v, e) -> {
+      if (e != null) {
+        // The head is gone already: closing is the only way left to tell the client.
+        log.debug("{} {}: response body failed: {}", ctx.channel(), r, e.toString());
+        ctx.close();
+      }
+      finish(ctx, r, e == null);
+    }, ctx.executor());
+  }
+
+  private void writeError(ChannelHandlerContext ctx, ProxyRequest r, int status, String text) {
+    ByteBuf content = Unpooled.copiedBuffer(text, StandardCharsets.UTF_8);
+    FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status), content);
+    res.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
+    HttpUtil.setContentLength(res, content.readableBytes());
+    boolean bodyPending = r != null && r.body.hasBody() && !r.body.isComplete();
+    if (!keepAlive || bodyPending) {
+      res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+    }
+    ctx.writeAndFlush(res).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+    if (r != null) {
+      finish(ctx, r, true);
+    } else if (protocol == HttpProtocol.HTTP_1_1 && keepAlive) {
+      ctx.read();
+    }
+  }
+
+  private void finish(ChannelHandlerContext ctx, ProxyRequest r, boolean ok) {
+    if (current != r) {
+      return;
+    }
+    current = null;
+    inflight.add(-1);
+    boolean bodyDone = !r.body.hasBody() || r.body.isComplete();
+    r.body.release();
+    if (!ok || !ctx.channel().isActive()) {
+      return;
+    }
+    if (!bodyDone) {
+      // The rest of the request body is still on the wire: close the connection (HTTP/1.1, it
+      // cannot be reused) or reset the stream (HTTP/2).
+      ctx.channel().close();
+    } else if (protocol == HttpProtocol.HTTP_1_1 && keepAlive) {
+      ctx.read();
+    }
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    ProxyRequest r = current;
+    if (r != null) {
+      r.cancel();
+      finish(ctx, r, false);
+    }
+    ctx.fireChannelInactive();
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    log.debug("{}: {}", ctx.channel(), cause.toString());
+    ctx.close();
+  }
+}

@@ -1,0 +1,45 @@
+package dev.portage.proxy.mesh;
+
+/**
+ * A failure the sidecar answers with its own status and a plain-text body, at the inbound
+ * boundary.
+ */
+class ProxyException extends RuntimeException {
+
+  private final int status;
+  private final String body;
+
+  ProxyException(int status, String body) {
+    super(status + " " + body, null, false, false);
+    this.status = status;
+    this.body = body;
+  }
+
+  ProxyException(int status, String body, Throwable cause) {
+    super(status + " " + body + ": " + cause, cause, false, false);
+    this.status = status;
+    this.body = body;
+  }
+
+  int status() {
+    return status;
+  }
+
+  String body() {
+    return body;
+  }
+
+  /** No endpoint of the destination is ready; the fail-fast layer decides between waiting and 503. */
+  static final class NoReadyEndpoint extends ProxyException {
+    NoReadyEndpoint(String authority) {
+      super(503, "service in fail-fast", new IllegalStateException("no ready endpoint for " + authority));
+    }
+  }
+
+  /** The endpoint could not be reached or failed before its response head; may be retried. */
+  static final class UpstreamFailure extends ProxyException {
+    UpstreamFailure(String what, Throwable cause) {
+      super(502, "upstream failure: " + what, cause);
+    }
+  }
+}

@@ -1,0 +1,86 @@
+package dev.portage.proxy.mesh;
+
+import dev.portage.core.http.HttpProtocol;
+import io.netty.channel.EventLoop;
+import io.netty.handler.codec.http.HttpRequest;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One request travelling down the stack: the head (hop-by-hop headers already stripped), its
+ * logical authority, its body, and what the layers learned on the way (profile, route, the concrete
+ * authority chosen by the split). Layers set their fields before calling the next layer; the
+ * cancellation hooks may be used from any thread.
+ */
+final class ProxyRequest {
+
+  final HttpRequest head;
+  final String authority;
+  final HttpProtocol protocol;
+  final RequestBody body;
+  final EventLoop loop;
+  final long startNanos;
+
+  volatile ProfileSnapshot profile = ProfileSnapshot.DEFAULT;
+  volatile RouteSnapshot route = RouteSnapshot.DEFAULT;
+  volatile String concreteAuthority;
+
+  private final List<Runnable> onCancel = new ArrayList<>(2); // guarded by this
+  private boolean cancelled; // guarded by this
+
+  ProxyRequest(
+      HttpRequest head, String authority, HttpProtocol protocol, RequestBody body, EventLoop loop,
+      long startNanos) {
+    this.head = head;
+    this.authority = authority;
+    this.protocol = protocol;
+    this.body = body;
+    this.loop = loop;
+    this.startNanos = startNanos;
+    this.concreteAuthority = authority;
+  }
+
+  /**
+   * Runs {@code hook} when the request is cancelled (timeout, client gone), at once if it already
+   * is. Hooks run on the cancelling thread and must not block.
+   */
+  void onCancel(Runnable hook) {
+    boolean now;
+    synchronized (this) {
+      now = cancelled;
+      if (!now) {
+        onCancel.add(hook);
+      }
+    }
+    if (now) {
+      hook.run();
+    }
+  }
+
+  /** Removes a hook added by {@link #onCancel} once the work it would stop has ended. */
+  synchronized void removeOnCancel(Runnable hook) {
+    onCancel.remove(hook);
+  }
+
+  void cancel() {
+    List<Runnable> hooks;
+    synchronized (this) {
+      if (cancelled) {
+        return;
+      }
+      cancelled = true;
+      hooks = new ArrayList<>(onCancel);
+      onCancel.clear();
+    }
+    hooks.forEach(Runnable::run);
+  }
+
+  synchronized boolean isCancelled() {
+    return cancelled;
+  }
+
+  @Override
+  public String toString() {
+    return head.method() + " " + authority + head.uri();
+  }
+}

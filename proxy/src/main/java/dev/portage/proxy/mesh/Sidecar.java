@@ -1,0 +1,255 @@
+package dev.portage.proxy.mesh;
+
+import dev.portage.control.client.destination.DestinationClient;
+import dev.portage.core.admin.AdminServer;
+import dev.portage.core.admin.HealthCheck;
+import dev.portage.core.balance.Balancer;
+import dev.portage.core.http.CleartextHttpInitializer;
+import dev.portage.core.http.HttpClientPool;
+import dev.portage.core.net.NettyTransport;
+import dev.portage.core.time.TimeSource;
+import io.grpc.Channel;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.NettyChannelBuilder;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.random.RandomGenerator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The L7 mesh sidecar (Linkerd-style outbound proxy): accepts HTTP/1.1 and h2c on the outbound
+ * port, routes each request by its {@code Host}/{@code :authority} to a destination resolved over
+ * the Destination API, and applies the destination's service profile (routes, timeouts, retries
+ * within the budget, traffic split) and P2C peak-EWMA balancing. The admin port serves {@code
+ * /healthz}, {@code /readyz} and {@code /metrics}.
+ *
+ * <p>{@link #start()} and {@link #close()} must not be called from the sidecar's event loops;
+ * everything else is thread-safe.
+ */
+public final class Sidecar implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(Sidecar.class);
+
+  /** Destinations and profiles without requests for this long stop being watched. */
+  static final Duration DISCOVERY_IDLE_TIMEOUT = Duration.ofSeconds(60);
+
+  private final SidecarConfig config;
+  private final TimeSource time;
+  private final PrometheusRegistry registry;
+  private final ManagedChannel ownedChannel;
+  private final DestinationClient destinations;
+  private final RandomGenerator random;
+  private final ChannelGroup inbound = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+  private final AtomicInteger inflight = new AtomicInteger();
+  private EventLoopGroup group;
+  private HttpClientPool pool;
+  private Discovery discovery;
+  private Profiles profiles;
+  private SidecarMetrics metrics;
+  private AdminServer admin;
+  private io.netty.channel.Channel listener;
+  private ScheduledFuture<?> evictor;
+  private boolean started;
+  private boolean closed;
+
+  /** A sidecar that talks to the control plane at {@code config.destinationAddr()} in plaintext. */
+  public Sidecar(SidecarConfig config, TimeSource time, PrometheusRegistry registry) {
+    this(config, time, registry, null, ThreadLocalRandom.current());
+  }
+
+  /**
+   * @param destinationChannel the control plane's channel (not closed by the sidecar), or null to
+   *     open one to {@code config.destinationAddr()}
+   * @param random thread-safe source for balancing and traffic splits
+   */
+  Sidecar(
+      SidecarConfig config, TimeSource time, PrometheusRegistry registry, Channel destinationChannel,
+      RandomGenerator random) {
+    this.config = Objects.requireNonNull(config, "config");
+    this.time = Objects.requireNonNull(time, "time");
+    this.registry = Objects.requireNonNull(registry, "registry");
+    this.random = Objects.requireNonNull(random, "random");
+    Channel ch = destinationChannel;
+    if (ch == null) {
+      ownedChannel = NettyChannelBuilder.forTarget(config.destinationAddr()).usePlaintext().build();
+      ch = ownedChannel;
+    } else {
+      ownedChannel = null;
+    }
+    this.destinations = DestinationClient.newBuilder(ch, time).build();
+  }
+
+  /**
+   * Binds the outbound and admin listeners.
+   *
+   * @throws IOException if a port cannot be bound (everything opened so far is closed)
+   * @throws IllegalStateException if already started or closed
+   */
+  public synchronized Sidecar start() throws IOException {
+    if (started || closed) {
+      throw new IllegalStateException(closed ? "sidecar is closed" : "sidecar already started");
+    }
+    started = true;
+    try {
+      group = NettyTransport.best().newEventLoopGroup(0, "portage-sidecar");
+      pool = HttpClientPool.builder(group, time).build();
+      discovery = new Discovery(destinations, this::newBalancer, time.ticker(), DISCOVERY_IDLE_TIMEOUT);
+      profiles = new Profiles(destinations, time.ticker(), DISCOVERY_IDLE_TIMEOUT);
+      metrics = new SidecarMetrics(registry, discovery);
+      Service stack = stack();
+      long sweep = DISCOVERY_IDLE_TIMEOUT.toNanos() / 2;
+      evictor = time.scheduler().scheduleWithFixedDelay(() -> {
+        discovery.evictIdle();
+        profiles.evictIdle();
+      }, sweep, sweep, TimeUnit.NANOSECONDS);
+      var bind = new ServerBootstrap()
+          .group(group)
+          .channel(NettyTransport.of(group).serverChannelType())
+          .childOption(ChannelOption.TCP_NODELAY, true)
+          .childHandler(new io.netty.channel.ChannelInitializer<>() {
+            @Override
+            protected void initChannel(io.netty.channel.Channel ch) {
+              inbound.add(ch);
+              ch.pipeline().addLast(new CleartextHttpInitializer(protocol ->
+                  new InboundHandler(stack, protocol, time.ticker(), metrics, inflight::addAndGet)));
+            }
+          })
+          .bind(config.outboundBindAddress(), config.outboundPort())
+          .awaitUninterruptibly();
+      if (!bind.isSuccess()) {
+        throw new IOException("sidecar: cannot bind outbound " + config.outboundBindAddress() + ":"
+            + config.outboundPort() + ": " + bind.cause().getMessage(), bind.cause());
+      }
+      listener = bind.channel();
+      admin = AdminServer.builder()
+          .bindAddress(config.adminBindAddress())
+          .port(config.adminPort())
+          .registry(registry)
+          .readinessCheck("outbound", () -> listener.isActive()
+              ? HealthCheck.Result.ok() : HealthCheck.Result.failed("outbound listener closed"))
+          .build()
+          .start();
+    } catch (IOException | RuntimeException e) {
+      close();
+      throw e;
+    }
+    log.info("Sidecar listening on {} (admin {}), destinations from {}, balancer {}",
+        listener.localAddress(), admin.localAddress(), config.destinationAddr(), config.balancer());
+    return this;
+  }
+
+  /**
+   * The request stack, outermost first; each layer does one job (see each class). A request's path
+   * reads top to bottom.
+   */
+  private Service stack() {
+    Duration failfast = config.failfastTimeout();
+    return new RouteLayer(profiles, time.scheduler(), failfast,       // profile routes, first match wins
+        new TimeoutLayer(time.scheduler(), time.ticker(),             // per-route timeout from request start
+            new RetryLayer(metrics,                                   // retryable routes, within the budget
+                new SplitLayer(random,                                // dst_overrides traffic split
+                    new FailFastLayer(discovery, time.scheduler(), failfast, metrics, // wait, then 503
+                        new BalanceLayer(discovery, time.ticker(), metrics,          // discover + P2C
+                            new EndpointDispatch(pool)))))));                        // pooled h1 / h2c
+  }
+
+  private Balancer<InetSocketAddress> newBalancer() {
+    return switch (config.balancer()) {
+      case P2C_EWMA -> Balancer.peakEwmaP2c(time.ticker(), random, config.ewmaDecay(), config.ewmaDefaultRtt());
+      case ROUND_ROBIN -> Balancer.roundRobin();
+    };
+  }
+
+  /** The bound outbound address (the real port when 0 was configured). */
+  public synchronized InetSocketAddress outboundAddress() {
+    if (listener == null) {
+      throw new IllegalStateException("sidecar not started");
+    }
+    return (InetSocketAddress) listener.localAddress();
+  }
+
+  /** The bound admin address. */
+  public synchronized InetSocketAddress adminAddress() {
+    if (admin == null) {
+      throw new IllegalStateException("sidecar not started");
+    }
+    return admin.localAddress();
+  }
+
+  /** Closes the listeners, client connections and watches; idempotent. */
+  @Override
+  public void close() {
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+    }
+    if (listener != null) {
+      listener.close().awaitUninterruptibly();
+    }
+    inbound.close().awaitUninterruptibly();
+    if (admin != null) {
+      admin.close();
+    }
+    if (evictor != null) {
+      evictor.cancel(false);
+    }
+    if (pool != null) {
+      pool.close();
+    }
+    if (discovery != null) {
+      discovery.close();
+    }
+    if (profiles != null) {
+      profiles.close();
+    }
+    destinations.close();
+    if (ownedChannel != null) {
+      ownedChannel.shutdownNow();
+    }
+    if (metrics != null) {
+      metrics.unregister();
+    }
+    if (group != null) {
+      group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+    }
+    log.info("Sidecar closed");
+  }
+
+  HttpClientPool pool() {
+    return pool;
+  }
+
+  Discovery discovery() {
+    return discovery;
+  }
+
+  Profiles profiles() {
+    return profiles;
+  }
+
+  /** Open client connections on the outbound listener. */
+  int inboundConnections() {
+    return inbound.size();
+  }
+
+  /** Requests between their head and the end of their response. */
+  int inflightRequests() {
+    return inflight.get();
+  }
+}
