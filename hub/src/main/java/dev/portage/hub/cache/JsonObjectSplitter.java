@@ -9,7 +9,7 @@ import java.util.function.Consumer;
  * other, usually newline-separated) into whole objects, whatever the chunk boundaries. It tracks
  * brace depth outside strings, so it needs no delimiter. Not thread-safe: feed it from one thread.
  */
-final class JsonObjectSplitter {
+public final class JsonObjectSplitter {
 
   private final int maxObjectBytes;
   private final Consumer<byte[]> sink;
@@ -23,13 +23,13 @@ final class JsonObjectSplitter {
    * @param maxObjectBytes larger objects are dropped (and the rest of the stream is still split)
    * @param sink receives each complete top-level object
    */
-  JsonObjectSplitter(int maxObjectBytes, Consumer<byte[]> sink) {
+  public JsonObjectSplitter(int maxObjectBytes, Consumer<byte[]> sink) {
     this.maxObjectBytes = maxObjectBytes;
     this.sink = sink;
   }
 
   /** Consumes the readable bytes of {@code buf} without changing its reader index. */
-  void feed(ByteBuf buf) {
+  public void feed(ByteBuf buf) {
     for (int i = buf.readerIndex(); i < buf.writerIndex(); i++) {
       accept(buf.getByte(i));
     }
