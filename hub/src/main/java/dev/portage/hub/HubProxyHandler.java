@@ -75,7 +75,7 @@ final class HubProxyHandler extends ChannelDuplexHandler {
     }
     RequestInfo info = RequestInfoResolver.resolve(
         request.method().name(), request.uri(), request.headers().get(HttpHeaderNames.USER_AGENT));
-    boolean upgrade = request.headers().contains(HttpHeaderNames.UPGRADE);
+    boolean upgrade = RemoteProxy.isUpgrade(request);
     boolean longRunning =
         info.isWatch() || upgrade || info.verb().equals("proxy")
             || LONG_RUNNING_SUBRESOURCES.contains(info.subresource());

@@ -14,7 +14,6 @@ import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import java.util.Objects;
 import java.util.concurrent.Executor;
@@ -93,7 +92,7 @@ public final class RemoteProxy {
       java.util.function.IntConsumer onResponse,
       Fallback fallback) {
     ApiServer server = pick.target();
-    boolean upgrade = request.headers().contains(HttpHeaderNames.UPGRADE);
+    boolean upgrade = isUpgrade(request);
     String upgradeTo = request.headers().get(HttpHeaderNames.UPGRADE);
     FullHttpRequest out =
         new DefaultFullHttpRequest(
@@ -139,8 +138,12 @@ public final class RemoteProxy {
         });
   }
 
-  /** Whether a client may keep its connection after a request, per HTTP/1.x rules. */
-  public static boolean keepAlive(FullHttpRequest request) {
-    return HttpUtil.isKeepAlive(request);
+  /**
+   * Whether the request asks to switch protocols end to end (WebSocket, SPDY for exec). An {@code
+   * h2c} upgrade is about the client's own hop and is dropped like any hop-by-hop header.
+   */
+  public static boolean isUpgrade(FullHttpRequest request) {
+    String to = request.headers().get(HttpHeaderNames.UPGRADE);
+    return to != null && !to.isBlank() && !to.trim().equalsIgnoreCase("h2c");
   }
 }
