@@ -10,7 +10,7 @@ import picocli.CommandLine.Mixin;
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
     description = "Traffic components a Kubernetes platform runs between its networks.",
-    subcommands = {AgentCommand.class})
+    subcommands = {AgentCommand.class, HubCommand.class})
 public final class PortageCommand implements Runnable {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
