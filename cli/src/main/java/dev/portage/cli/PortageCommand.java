@@ -16,7 +16,8 @@ import picocli.CommandLine.Mixin;
       AgentCommand.class,
       ControlPlaneCommand.class,
       ServiceProxyCommand.class,
-      SidecarCommand.class
+      SidecarCommand.class,
+      HubCommand.class
     })
 public final class PortageCommand implements Runnable {
 

@@ -69,7 +69,8 @@ final class AdminHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest
           refused.status(), refused.contentType(), refused.body(), Map.of("Allow", "GET, HEAD"));
     }
     AdminRequest adminRequest =
-        new AdminRequest(method.name(), path, uri.parameters(), request.headers());
+        new AdminRequest(method.name(), path, uri.parameters(), request.headers(),
+            io.netty.buffer.ByteBufUtil.getBytes(request.content()));
     try {
       AdminResponse response = route.handler().handle(adminRequest);
       if (response == null) {

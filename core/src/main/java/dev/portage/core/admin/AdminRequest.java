@@ -12,15 +12,23 @@ import java.util.Objects;
  * @param path the decoded path without the query string
  * @param query decoded query parameters; a parameter given without a value maps to {@code [""]}
  * @param headers the request headers (read-only by convention)
+ * @param body the request body (at most the server's 64 KiB request limit); treat as immutable
  */
 public record AdminRequest(
-    String method, String path, Map<String, List<String>> query, HttpHeaders headers) {
+    String method, String path, Map<String, List<String>> query, HttpHeaders headers, byte[] body) {
 
   public AdminRequest {
     Objects.requireNonNull(method, "method");
     Objects.requireNonNull(path, "path");
     Objects.requireNonNull(headers, "headers");
     query = Map.copyOf(Objects.requireNonNull(query, "query"));
+    Objects.requireNonNull(body, "body");
+  }
+
+  /** A request without a body. */
+  public AdminRequest(
+      String method, String path, Map<String, List<String>> query, HttpHeaders headers) {
+    this(method, path, query, headers, new byte[0]);
   }
 
   /** Whether the query string names {@code parameter}, with or without a value. */

@@ -62,6 +62,7 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
             new ChannelInitializer<>() {
               @Override
               protected void initChannel(Channel ch) {
+                owner.addTls(ch, origin);
                 ch.pipeline().addLast("http", new HttpClientCodec());
               }
             });

@@ -9,6 +9,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
+import io.netty.handler.ssl.SslContext;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Map;
@@ -44,6 +45,7 @@ public final class HttpClientPool implements AutoCloseable {
   private final int maxIdlePerOrigin;
   private final long idleTimeoutNanos;
   private final int connectTimeoutMillis;
+  private final SslContext sslContext; // null: cleartext
   private final Map<OriginKey, OriginPool> origins = new ConcurrentHashMap<>();
   private final ScheduledFuture<?> sweeper;
   private volatile boolean closed;
@@ -56,6 +58,7 @@ public final class HttpClientPool implements AutoCloseable {
     this.maxIdlePerOrigin = b.maxIdlePerOrigin;
     this.idleTimeoutNanos = b.idleTimeout.toNanos();
     this.connectTimeoutMillis = (int) Math.min(Integer.MAX_VALUE, b.connectTimeout.toMillis());
+    this.sslContext = b.sslContext;
     long period = Math.max(1, idleTimeoutNanos / 2);
     this.sweeper =
         time.scheduler().scheduleWithFixedDelay(this::sweep, period, period, TimeUnit.NANOSECONDS);
@@ -153,6 +156,14 @@ public final class HttpClientPool implements AutoCloseable {
         .connect(origin);
   }
 
+  /** Adds the TLS handler to a new HTTP/1.1 connection when the pool was built with TLS. */
+  void addTls(Channel ch, InetSocketAddress origin) {
+    if (sslContext != null) {
+      ch.pipeline()
+          .addLast("tls", sslContext.newHandler(ch.alloc(), origin.getHostString(), origin.getPort()));
+    }
+  }
+
   void debug(String format, Object... args) {
     log.debug(format, args);
   }
@@ -178,6 +189,7 @@ public final class HttpClientPool implements AutoCloseable {
     private int maxIdlePerOrigin = 16;
     private Duration idleTimeout = Duration.ofSeconds(60);
     private Duration connectTimeout = Duration.ofSeconds(5);
+    private SslContext sslContext;
 
     private Builder(EventLoopGroup group, TimeSource time) {
       this.group = Objects.requireNonNull(group, "group");
@@ -211,6 +223,20 @@ public final class HttpClientPool implements AutoCloseable {
         throw new IllegalArgumentException("connectTimeout: " + timeout + " (expected: > 0)");
       }
       this.connectTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Speaks TLS with this client context on every HTTP/1.1 connection (SNI and, with Netty's
+     * default, hostname verification use the origin's host string); default cleartext. h2c stays
+     * cleartext by definition.
+     */
+    public Builder sslContext(SslContext context) {
+      Objects.requireNonNull(context, "context");
+      if (!context.isClient()) {
+        throw new IllegalArgumentException("sslContext: a server context (expected: a client one)");
+      }
+      this.sslContext = context;
       return this;
     }
 

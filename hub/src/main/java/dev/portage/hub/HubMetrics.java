@@ -1,0 +1,91 @@
+package dev.portage.hub;
+
+import dev.portage.core.balance.Endpoint;
+import dev.portage.hub.cache.DiskCache;
+import dev.portage.hub.local.LocalProxy;
+import dev.portage.hub.remote.ApiServer;
+import dev.portage.hub.remote.Upstreams;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.util.function.IntSupplier;
+
+/**
+ * The hub's metrics, all named {@code portage_hub_*}: upstream health per server, requests by
+ * verb/resource/code, answers served from the cache, cache size by component, cache faults,
+ * requests in flight and requests refused by the in-flight limit. Thread-safe.
+ */
+final class HubMetrics {
+
+  private static final String PREFIX = "portage_hub_";
+
+  private final Counter requests;
+  private final Counter rejected;
+
+  HubMetrics(PrometheusRegistry registry, Upstreams upstreams, DiskCache cache, LocalProxy local,
+      IntSupplier inFlight) {
+    requests = Counter.builder()
+        .name(PREFIX + "requests_total")
+        .help("Requests proxied or answered by the hub, by verb, resource and HTTP code.")
+        .labelNames("verb", "resource", "code")
+        .register(registry);
+    rejected = Counter.builder()
+        .name(PREFIX + "rejected_requests_total")
+        .help("Requests refused with 429 because --max-requests-in-flight was reached.")
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name(PREFIX + "upstream_healthy")
+        .help("1 when the API server passes its health checks, else 0.")
+        .labelNames("server")
+        .callback(cb -> {
+          for (Endpoint<ApiServer> e : upstreams.endpoints()) {
+            cb.call(e.isHealthy() ? 1 : 0, e.id());
+          }
+        })
+        .register(registry);
+    CounterWithCallback.builder()
+        .name(PREFIX + "served_from_cache_total")
+        .help("Requests answered from the local cache while the cloud was unreachable.")
+        .callback(cb -> cb.call(local.servedFromCache()))
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name(PREFIX + "cache_size_bytes")
+        .help("Bytes of the disk cache, by component.")
+        .labelNames("component")
+        .callback(cb -> {
+          for (String c : cache.components()) {
+            cb.call(cache.sizeBytes(c), c);
+          }
+        })
+        .register(registry);
+    CounterWithCallback.builder()
+        .name(PREFIX + "cache_corrupt_files_total")
+        .help("Cache files found truncated or corrupt (skipped, never served).")
+        .callback(cb -> cb.call(cache.corruptFiles()))
+        .register(registry);
+    CounterWithCallback.builder()
+        .name(PREFIX + "cache_write_failures_total")
+        .help("Cache writes that failed (full disk, I/O error); the previous version was kept.")
+        .callback(cb -> cb.call(cache.writeFailures()))
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name(PREFIX + "inflight_requests")
+        .help("Non-long-running requests in flight (the --max-requests-in-flight count).")
+        .callback(cb -> cb.call(inFlight.getAsInt()))
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name(PREFIX + "held_watches")
+        .help("Watches held open by the local proxy while the cloud is unreachable.")
+        .callback(cb -> cb.call(local.heldWatches()))
+        .register(registry);
+  }
+
+  void request(String verb, String resource, int code) {
+    requests.labelValues(verb, resource.isEmpty() ? "-" : resource, Integer.toString(code)).inc();
+  }
+
+  void rejected() {
+    rejected.inc();
+  }
+}

@@ -1,0 +1,144 @@
+package dev.portage.hub;
+
+import dev.portage.core.balance.Pick;
+import dev.portage.hub.local.LocalProxy;
+import dev.portage.hub.proxy.HttpResponses;
+import dev.portage.hub.proxy.RequestInfo;
+import dev.portage.hub.proxy.RequestInfoResolver;
+import dev.portage.hub.remote.ApiServer;
+import dev.portage.hub.remote.RemoteProxy;
+import dev.portage.hub.remote.Upstreams;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The hub's request path for one client connection, top to bottom: resolve the request info, apply
+ * the in-flight limit (watches and other long-running requests are not counted), then proxy to a
+ * healthy API server, or answer locally when none is healthy or the remote exchange fails before
+ * answering. As the connection's outbound side it sees each answer's head (metrics) and end (the
+ * in-flight slot is freed). One instance per connection, on its event loop; HTTP/1.1 requests are
+ * handled one at a time.
+ */
+final class HubProxyHandler extends ChannelDuplexHandler {
+
+  private static final Logger log = LoggerFactory.getLogger(HubProxyHandler.class);
+
+  /** Subresources that stream for as long as the client wants, like the apiserver's list. */
+  private static final Set<String> LONG_RUNNING_SUBRESOURCES =
+      Set.of("log", "exec", "attach", "portforward", "proxy");
+
+  private final Upstreams upstreams;
+  private final RemoteProxy remote;
+  private final LocalProxy local;
+  private final HubMetrics metrics;
+  private final AtomicInteger inFlight;
+  private final int maxInFlight;
+
+  private RequestInfo current; // event loop only
+  private boolean counted; // event loop only
+
+  HubProxyHandler(Upstreams upstreams, RemoteProxy remote, LocalProxy local, HubMetrics metrics,
+      AtomicInteger inFlight, int maxInFlight) {
+    this.upstreams = upstreams;
+    this.remote = remote;
+    this.local = local;
+    this.metrics = metrics;
+    this.inFlight = inFlight;
+    this.maxInFlight = maxInFlight;
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (!(msg instanceof FullHttpRequest request)) {
+      ReferenceCountUtil.release(msg);
+      return;
+    }
+    boolean keepAlive = HttpUtil.isKeepAlive(request);
+    if (!request.decoderResult().isSuccess()) {
+      request.release();
+      HttpResponses.send(ctx.channel(),
+          HttpResponses.status(400, "BadRequest", "hub: malformed HTTP request"), false);
+      return;
+    }
+    RequestInfo info = RequestInfoResolver.resolve(
+        request.method().name(), request.uri(), request.headers().get(HttpHeaderNames.USER_AGENT));
+    boolean upgrade = RemoteProxy.isUpgrade(request);
+    boolean longRunning =
+        info.isWatch() || upgrade || info.verb().equals("proxy")
+            || LONG_RUNNING_SUBRESOURCES.contains(info.subresource());
+    current = info;
+    if (!longRunning) {
+      if (inFlight.incrementAndGet() > maxInFlight) {
+        inFlight.decrementAndGet();
+        request.release();
+        metrics.rejected();
+        FullHttpResponse tooMany = HttpResponses.status(429, "TooManyRequests",
+            "hub: too many requests in flight (--max-requests-in-flight " + maxInFlight + ")");
+        tooMany.headers().set(HttpHeaderNames.RETRY_AFTER, "1");
+        HttpResponses.send(ctx.channel(), tooMany, keepAlive);
+        return;
+      }
+      counted = true;
+    }
+    log.debug("{} {}", info, request.uri());
+    Pick<ApiServer> pick = upstreams.pick();
+    if (pick == null) {
+      byte[] body = ByteBufUtil.getBytes(request.content());
+      request.release();
+      local.serve(info, body, ctx.channel(), keepAlive, LocalProxy.Reason.NO_HEALTHY_UPSTREAM);
+      return;
+    }
+    // Kept for the fallback: the forwarded request's buffer belongs to the exchange.
+    byte[] body = ByteBufUtil.getBytes(request.content());
+    remote.forward(info, request, ctx.channel(), keepAlive, pick, code -> { },
+        cause -> {
+          if (ctx.channel().isActive()) {
+            local.serve(info, body, ctx.channel(), keepAlive, LocalProxy.Reason.UPSTREAM_FAILED);
+          }
+        });
+  }
+
+  @Override
+  public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+    RequestInfo info = current;
+    if (msg instanceof HttpResponse response && info != null) {
+      metrics.request(info.verb(), info.resource(), response.status().code());
+    }
+    if (msg instanceof LastHttpContent || msg instanceof FullHttpResponse) {
+      release();
+    }
+    ctx.write(msg, promise);
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    release();
+    ctx.fireChannelInactive();
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    log.debug("client connection {} failed", ctx.channel(), cause);
+    ctx.close();
+  }
+
+  private void release() {
+    if (counted) {
+      counted = false;
+      inFlight.decrementAndGet();
+    }
+  }
+}

@@ -1,0 +1,167 @@
+package dev.portage.hub.proxy;
+
+import io.netty.handler.codec.http.QueryStringDecoder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * Resolves a {@link RequestInfo} from a request line and User-Agent, with the rules of the
+ * apiserver's {@code RequestInfoFactory}: {@code /api/v1/...} and {@code /apis/g/v/...} paths,
+ * namespaced and cluster-scoped resources, subresources, the legacy {@code /watch/} prefix,
+ * {@code ?watch=true} on collections, {@code fieldSelector=metadata.name=x} naming the object of a
+ * list or watch. Stateless and thread-safe.
+ */
+public final class RequestInfoResolver {
+
+  /** Subresources of a namespace itself: {@code /namespaces/x/status} is not a resource "status". */
+  private static final Set<String> NAMESPACE_SUBRESOURCES = Set.of("status", "finalize");
+
+  private RequestInfoResolver() {}
+
+  /**
+   * Resolves one request.
+   *
+   * @param method the HTTP method
+   * @param uri the request target: path and optional query, percent-encoded
+   * @param userAgent the {@code User-Agent} header, or null
+   */
+  public static RequestInfo resolve(String method, String uri, String userAgent) {
+    Objects.requireNonNull(method, "method");
+    Objects.requireNonNull(uri, "uri");
+    QueryStringDecoder decoder = new QueryStringDecoder(uri);
+    Map<String, List<String>> params = decoder.parameters();
+    String component = component(userAgent);
+    String rawPath = decoder.rawPath();
+    List<String> parts = segments(rawPath);
+    String path = "/" + String.join("/", parts);
+    String lowerMethod = method.toLowerCase(Locale.ROOT);
+
+    boolean core = parts.size() >= 2 && parts.get(0).equals("api");
+    boolean grouped = parts.size() >= 3 && parts.get(0).equals("apis");
+    if (!core && !grouped) {
+      return nonResource(lowerMethod, path, component, params);
+    }
+    String group = core ? "" : parts.get(1);
+    String version = core ? parts.get(1) : parts.get(2);
+    List<String> rest = parts.subList(core ? 2 : 3, parts.size());
+    if (rest.isEmpty()) {
+      // /api/v1 and /apis/g/v are discovery documents, not resources.
+      return nonResource(lowerMethod, path, component, params);
+    }
+
+    String verb =
+        switch (lowerMethod) {
+          case "post" -> "create";
+          case "get", "head" -> "get";
+          case "put" -> "update";
+          case "patch" -> "patch";
+          case "delete" -> "delete";
+          default -> "";
+        };
+    if (rest.get(0).equals("watch") || rest.get(0).equals("proxy")) {
+      if (rest.size() < 2) {
+        return nonResource(lowerMethod, path, component, params);
+      }
+      verb = rest.get(0);
+      rest = rest.subList(1, rest.size());
+    }
+
+    String namespace = "";
+    if (rest.get(0).equals("namespaces")) {
+      if (rest.size() > 1) {
+        namespace = rest.get(1);
+        if (rest.size() > 2 && !NAMESPACE_SUBRESOURCES.contains(rest.get(2))) {
+          rest = rest.subList(2, rest.size());
+        }
+      }
+    }
+    String resource = rest.get(0);
+    String name = rest.size() >= 2 ? rest.get(1) : "";
+    String subresource = rest.size() >= 3 ? rest.get(2) : "";
+
+    if (name.isEmpty() && verb.equals("get")) {
+      verb = isTrue(first(params, "watch")) ? "watch" : "list";
+      String byName = exactName(first(params, "fieldSelector"));
+      if (byName != null) {
+        name = byName;
+      }
+    }
+    if (name.isEmpty() && verb.equals("delete")) {
+      verb = "deletecollection";
+    }
+    return new RequestInfo(
+        verb, true, path, group, version, namespace, resource, subresource, name, component, params);
+  }
+
+  /** The User-Agent up to the first "/": {@code kubelet/v1.30.0 (linux/amd64)} → {@code kubelet}. */
+  static String component(String userAgent) {
+    if (userAgent == null) {
+      return "";
+    }
+    int slash = userAgent.indexOf('/');
+    return (slash < 0 ? userAgent : userAgent.substring(0, slash)).trim();
+  }
+
+  private static RequestInfo nonResource(
+      String verb, String path, String component, Map<String, List<String>> params) {
+    return new RequestInfo(verb, false, path, "", "", "", "", "", "", component, params);
+  }
+
+  /** Path segments, each percent-decoded on its own so an encoded "/" stays inside its segment. */
+  private static List<String> segments(String rawPath) {
+    List<String> parts = new ArrayList<>();
+    for (String s : rawPath.split("/")) {
+      if (!s.isEmpty()) {
+        parts.add(QueryStringDecoder.decodeComponent(s));
+      }
+    }
+    return parts;
+  }
+
+  private static String first(Map<String, List<String>> params, String key) {
+    List<String> values = params.get(key);
+    return values == null || values.isEmpty() ? "" : values.get(0);
+  }
+
+  /** Go's strconv.ParseBool, true side. */
+  private static boolean isTrue(String value) {
+    return switch (value) {
+      case "1", "t", "T", "true", "TRUE", "True" -> true;
+      default -> false;
+    };
+  }
+
+  /** The apiserver's IsValidPathSegmentName: usable as one path segment. */
+  private static boolean validPathSegment(String name) {
+    return !name.isEmpty() && !name.equals(".") && !name.equals("..") && name.indexOf('/') < 0
+        && name.indexOf('%') < 0;
+  }
+
+  /** The value of a {@code metadata.name=x} (or {@code ==}) term, when it is the only name term. */
+  private static String exactName(String fieldSelector) {
+    if (fieldSelector.isEmpty()) {
+      return null;
+    }
+    String found = null;
+    for (String term : fieldSelector.split(",")) {
+      String t = term.trim();
+      String value = null;
+      if (t.startsWith("metadata.name==")) {
+        value = t.substring("metadata.name==".length());
+      } else if (t.startsWith("metadata.name=")) {
+        value = t.substring("metadata.name=".length());
+      }
+      if (value != null) {
+        if (found != null || !validPathSegment(value)) {
+          return null;
+        }
+        found = value;
+      }
+    }
+    return found;
+  }
+}

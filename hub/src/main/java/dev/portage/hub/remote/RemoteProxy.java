@@ -1,0 +1,149 @@
+package dev.portage.hub.remote;
+
+import dev.portage.core.balance.Pick;
+import dev.portage.core.http.HopByHopHeaders;
+import dev.portage.core.http.HttpClientPool;
+import dev.portage.core.http.HttpProtocol;
+import dev.portage.core.time.Ticker;
+import dev.portage.hub.cache.CachePolicy;
+import dev.portage.hub.cache.ResponseCacher;
+import dev.portage.hub.proxy.RequestInfo;
+import io.netty.channel.Channel;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpVersion;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Forwards one request to the API server a balancer picked, over core's {@link HttpClientPool}
+ * (keep-alive HTTP/1.1, TLS with the hub's client certificate), and streams the answer back with
+ * backpressure: the upstream is read only when the client's write has completed. The caller's
+ * {@code Authorization} header passes through; without one, the hub's bootstrap token is sent. A
+ * 2xx answer to a cacheable request is copied into the cache while it streams; {@code Upgrade}
+ * requests (WebSocket watches, exec) become a byte relay after the 101. If the exchange fails before
+ * the client got any byte, the fallback (the local proxy) answers instead. Thread-safe.
+ */
+public final class RemoteProxy {
+
+  private static final Logger log = LoggerFactory.getLogger(RemoteProxy.class);
+
+  /** Larger get/list bodies are streamed but not cached. */
+  static final int MAX_CACHED_BODY = 64 * 1024 * 1024;
+
+  /** Told when an exchange failed before any byte reached the client. */
+  @FunctionalInterface
+  public interface Fallback {
+    void onUpstreamFailure(Throwable cause);
+  }
+
+  private final HttpClientPool pool;
+  private final ResponseCacher cacher;
+  private final CachePolicy policy;
+  private final Executor cacheWriter;
+  private final Ticker ticker;
+  private final Supplier<String> bootstrapToken;
+  private final LongAdder uncached = new LongAdder();
+
+  /**
+   * @param cacheWriter runs cache writes in submission order (one thread)
+   * @param bootstrapToken the hub's token ({@code POST /v1/token}); "" or null for none
+   */
+  public RemoteProxy(
+      HttpClientPool pool,
+      ResponseCacher cacher,
+      CachePolicy policy,
+      Executor cacheWriter,
+      Ticker ticker,
+      Supplier<String> bootstrapToken) {
+    this.pool = Objects.requireNonNull(pool, "pool");
+    this.cacher = Objects.requireNonNull(cacher, "cacher");
+    this.policy = Objects.requireNonNull(policy, "policy");
+    this.cacheWriter = Objects.requireNonNull(cacheWriter, "cacheWriter");
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
+    this.bootstrapToken = Objects.requireNonNull(bootstrapToken, "bootstrapToken");
+  }
+
+  /** Responses that were meant for the cache but not stored (too large, writer queue full). */
+  public long uncachedResponses() {
+    return uncached.sum();
+  }
+
+  /**
+   * Forwards {@code request} to {@code pick}'s server and answers on {@code inbound}. Takes
+   * ownership of {@code request} (released here) and of {@code pick} (ended here).
+   *
+   * @param keepAlive whether the client connection stays open after the answer
+   * @param onResponse told the upstream status code once the answer starts (metrics)
+   */
+  public void forward(
+      RequestInfo info,
+      FullHttpRequest request,
+      Channel inbound,
+      boolean keepAlive,
+      Pick<ApiServer> pick,
+      java.util.function.IntConsumer onResponse,
+      Fallback fallback) {
+    ApiServer server = pick.target();
+    boolean upgrade = isUpgrade(request);
+    String upgradeTo = request.headers().get(HttpHeaderNames.UPGRADE);
+    FullHttpRequest out =
+        new DefaultFullHttpRequest(
+            HttpVersion.HTTP_1_1, request.method(), request.uri(), request.content());
+    out.headers().set(request.headers());
+    HopByHopHeaders.strip(out.headers(), HttpProtocol.HTTP_1_1);
+    HttpHeaders h = out.headers();
+    h.set(HttpHeaderNames.HOST, server.hostHeader());
+    h.setInt(HttpHeaderNames.CONTENT_LENGTH, out.content().readableBytes());
+    if (upgrade) {
+      h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
+      h.set(HttpHeaderNames.UPGRADE, upgradeTo);
+    }
+    String token = bootstrapToken.get();
+    if (!h.contains(HttpHeaderNames.AUTHORIZATION) && token != null && !token.isEmpty()) {
+      h.set(HttpHeaderNames.AUTHORIZATION, "Bearer " + token);
+    }
+    long start = ticker.nanoTime();
+    ResponseTee tee =
+        policy.isCacheable(info) && !upgrade
+            ? new ResponseTee(info, cacher, cacheWriter, MAX_CACHED_BODY, uncached)
+            : null;
+    pool.acquire(server.address(), HttpProtocol.HTTP_1_1, inbound.eventLoop())
+        .whenComplete((stream, error) -> {
+          if (error != null) {
+            out.release();
+            pick.fail();
+            log.debug("{}: cannot reach {}: {}", info, server, error.toString());
+            inbound.eventLoop().execute(() -> fallback.onUpstreamFailure(error));
+            return;
+          }
+          if (!inbound.isActive()) {
+            out.release();
+            pick.cancel();
+            stream.release();
+            return;
+          }
+          UpstreamExchange exchange =
+              new UpstreamExchange(info, request.method(), stream, inbound, keepAlive, upgrade,
+                  pick, tee, ticker, start, onResponse, fallback);
+          stream.attach(exchange);
+          exchange.send(out);
+        });
+  }
+
+  /**
+   * Whether the request asks to switch protocols end to end (WebSocket, SPDY for exec). An {@code
+   * h2c} upgrade is about the client's own hop and is dropped like any hop-by-hop header.
+   */
+  public static boolean isUpgrade(FullHttpRequest request) {
+    String to = request.headers().get(HttpHeaderNames.UPGRADE);
+    return to != null && !to.isBlank() && !to.trim().equalsIgnoreCase("h2c");
+  }
+}

@@ -1,0 +1,287 @@
+package dev.portage.hub.remote;
+
+import dev.portage.core.balance.Pick;
+import dev.portage.core.http.HopByHopHeaders;
+import dev.portage.core.http.HttpFraming;
+import dev.portage.core.http.HttpProtocol;
+import dev.portage.core.http.HttpStream;
+import dev.portage.core.net.Relay;
+import dev.portage.core.time.Ticker;
+import dev.portage.hub.proxy.RequestInfo;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One proxied exchange, as the handler on the leased upstream channel: writes the request, relays
+ * the response to the client one message at a time (reading the upstream again only when the
+ * client's write completed), tees it into the cache, and ends the lease. Runs on the upstream
+ * channel's event loop; the client channel is written from there (Netty hands writes over).
+ */
+final class UpstreamExchange extends ChannelInboundHandlerAdapter {
+
+  private static final Logger log = LoggerFactory.getLogger(UpstreamExchange.class);
+
+  private final RequestInfo info;
+  private final HttpMethod method;
+  private final HttpStream stream;
+  private final Channel inbound;
+  private final boolean keepAlive;
+  private final boolean upgrade;
+  private final Pick<ApiServer> pick;
+  private final ResponseTee tee;
+  private final Ticker ticker;
+  private final long startNanos;
+  private final IntConsumer onResponse;
+  private final RemoteProxy.Fallback fallback;
+  private boolean responded;
+  private boolean reusable = true;
+  private boolean finished;
+  private boolean caching;
+
+  UpstreamExchange(RequestInfo info, HttpMethod method, HttpStream stream, Channel inbound,
+      boolean keepAlive, boolean upgrade, Pick<ApiServer> pick, ResponseTee tee, Ticker ticker,
+      long startNanos, IntConsumer onResponse, RemoteProxy.Fallback fallback) {
+    this.info = info;
+    this.method = method;
+    this.stream = stream;
+    this.inbound = inbound;
+    this.keepAlive = keepAlive;
+    this.upgrade = upgrade;
+    this.pick = pick;
+    this.tee = tee;
+    this.ticker = ticker;
+    this.startNanos = startNanos;
+    this.onResponse = onResponse;
+    this.fallback = fallback;
+  }
+
+  void send(FullHttpRequest request) {
+    Channel upstream = stream.channel();
+    // A client that goes away (a watch cancelled) ends the exchange and its upstream connection.
+    inbound.closeFuture().addListener(f -> upstream.eventLoop().execute(() -> {
+      if (!finished) {
+        log.debug("{}: client went away; closing the upstream exchange", info);
+        finish(false);
+      }
+    }));
+    upstream.writeAndFlush(request).addListener(f -> {
+      if (f.isSuccess()) {
+        upstream.read();
+      } else {
+        failed(f.cause());
+      }
+    });
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (finished) {
+      ReferenceCountUtil.release(msg);
+      return;
+    }
+    if (msg instanceof HttpResponse response && !(msg instanceof HttpContent)) {
+      onHead(ctx, response);
+      return;
+    }
+    if (msg instanceof HttpResponse response) { // a FullHttpResponse: head and body at once
+      onHead(ctx, response);
+    }
+    if (msg instanceof HttpContent content) {
+      onContent(ctx, content);
+      return;
+    }
+    ReferenceCountUtil.release(msg);
+  }
+
+  private void onHead(ChannelHandlerContext ctx, HttpResponse response) {
+    int code = response.status().code();
+    responded = true;
+    onResponse.accept(code);
+    if (upgrade && code == 101) {
+      switchProtocols(ctx, response);
+      return;
+    }
+    HttpResponse out = new DefaultHttpResponse(HttpVersion.HTTP_1_1, response.status());
+    out.headers().set(response.headers());
+    boolean hasBody = HttpFraming.hasBody(response, HttpProtocol.HTTP_1_1, method);
+    if (HopByHopHeaders.strip(out.headers(), HttpProtocol.HTTP_1_1)) {
+      reusable = false;
+    }
+    if (!HttpUtil.isContentLengthSet(response) && !HttpUtil.isTransferEncodingChunked(response)
+        && hasBody) {
+      reusable = false; // delimited by close
+    }
+    HttpFraming.prepare(out, HttpProtocol.HTTP_1_1, hasBody);
+    HttpUtil.setKeepAlive(out, keepAlive);
+    caching = tee != null && code / 100 == 2 && isJson(response);
+    if (response instanceof HttpContent) {
+      return; // the body part follows in onContent with this same message
+    }
+    inbound.writeAndFlush(out).addListener(readMore(ctx));
+  }
+
+  private void onContent(ChannelHandlerContext ctx, HttpContent content) {
+    if (caching) {
+      tee.feed(content.content());
+    }
+    boolean last = content instanceof LastHttpContent;
+    if (!last) {
+      inbound.writeAndFlush(content.retain()).addListener(readMore(ctx));
+      content.release();
+      return;
+    }
+    if (caching) {
+      tee.finish();
+    }
+    // The full answer is with the client: end the lease now, close the client if it asked.
+    inbound.writeAndFlush(content.retain()).addListener(f -> {
+      if (!keepAlive || !f.isSuccess()) {
+        inbound.close();
+      }
+    });
+    content.release();
+    pick.complete(Math.max(0, ticker.nanoTime() - startNanos));
+    finished = true;
+    stream.release(reusable);
+  }
+
+  private ChannelFutureListener readMore(ChannelHandlerContext ctx) {
+    return f -> {
+      if (f.isSuccess()) {
+        ctx.channel().read();
+      } else {
+        ctx.channel().eventLoop().execute(() -> finish(false));
+      }
+    };
+  }
+
+  /** 101 Switching Protocols: answer the client, drop HTTP from both pipelines, relay bytes. */
+  private void switchProtocols(ChannelHandlerContext ctx, HttpResponse response) {
+    Channel upstream = ctx.channel();
+    finished = true;
+    pick.complete(Math.max(0, ticker.nanoTime() - startNanos));
+    ReferenceCountUtil.release(response);
+    DefaultFullHttpResponse out =
+        new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.SWITCHING_PROTOCOLS);
+    out.headers().set(response.headers());
+    inbound.config().setAutoRead(false);
+    inbound.writeAndFlush(out).addListener(f -> {
+      if (!f.isSuccess()) {
+        stream.abort();
+        inbound.close();
+        return;
+      }
+      inbound.eventLoop().execute(() -> {
+        stripToTls(inbound.pipeline());
+        upstream.eventLoop().execute(() -> {
+          ChannelPipeline p = upstream.pipeline();
+          if (p.get("http") != null) {
+            p.remove("http");
+          }
+          p.remove(this);
+          upstream.closeFuture().addListener(c -> stream.abort());
+          Relay.between(inbound, upstream);
+          log.debug("{}: upgraded to {}, relaying bytes", info, response.headers().get("upgrade"));
+        });
+      });
+    });
+  }
+
+  /** Removes every handler of the client pipeline except TLS. */
+  private static void stripToTls(ChannelPipeline p) {
+    List<String> names = new ArrayList<>();
+    for (Map.Entry<String, ChannelHandler> e : p) {
+      if (!(e.getValue() instanceof SslHandler)) {
+        names.add(e.getKey());
+      }
+    }
+    for (String n : names) {
+      if (p.get(n) != null) {
+        p.remove(n);
+      }
+    }
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    if (!finished) {
+      failed(new IOException("API server closed the connection"));
+    }
+    ctx.fireChannelInactive();
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    if (!finished) {
+      failed(cause);
+    } else {
+      log.debug("{}: upstream error after the exchange", info, cause);
+    }
+  }
+
+  private void failed(Throwable cause) {
+    if (finished) {
+      return;
+    }
+    if (!responded) {
+      finished = true;
+      pick.fail();
+      stream.abort();
+      if (tee != null) {
+        tee.abort();
+      }
+      log.debug("{}: exchange with {} failed before an answer: {}", info, pick.target(),
+          cause.toString());
+      inbound.eventLoop().execute(() -> fallback.onUpstreamFailure(cause));
+      return;
+    }
+    log.debug("{}: upstream broke off mid-response: {}", info, cause.toString());
+    finish(false);
+  }
+
+  /** Ends an exchange that did not complete: both connections close. */
+  private void finish(boolean ok) {
+    if (finished) {
+      return;
+    }
+    finished = true;
+    if (tee != null) {
+      tee.abort();
+    }
+    if (responded) {
+      pick.fail();
+    } else {
+      pick.cancel();
+    }
+    stream.abort();
+    inbound.close();
+  }
+
+  private static boolean isJson(HttpResponse response) {
+    String type = response.headers().get("content-type");
+    return type == null || type.contains("json");
+  }
+}
