@@ -73,7 +73,7 @@ public final class HubCommand implements Callable<Integer> {
   @Option(names = "--max-requests-in-flight", defaultValue = "250", description = "Non-watch requests in flight before 429.")
   int maxRequestsInFlight;
 
-  @Option(names = "--min-request-timeout", defaultValue = "1800s", converter = AgentCommand.GoDuration.class, description = "Offline watches end after this x U[1,2) (Go duration).")
+  @Option(names = "--min-request-timeout", defaultValue = "1800s", converter = GoDuration.class, description = "Offline watches end after this x U[1,2) (Go duration).")
   Duration minRequestTimeout;
 
   @Option(names = "--cache-agents", split = ",", description = "Extra components to cache (User-Agent up to '/'); '*' for all. Always cached: kubelet, kube-proxy, flanneld, coredns.")
