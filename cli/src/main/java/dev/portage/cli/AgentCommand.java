@@ -10,10 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -127,22 +125,9 @@ public final class AgentCommand implements Callable<Integer> {
     TunnelAgentConfig config = toConfig();
     ScheduledExecutorService scheduler =
         Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("portage-agent-timer").unstarted(r));
-    CountDownLatch stop = new CountDownLatch(1);
     try (TunnelAgent agent = new TunnelAgent(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
       agent.start();
-      AtomicInteger signals = new AtomicInteger();
-      sun.misc.SignalHandler handler = signal -> {
-        if (signals.incrementAndGet() == 1) {
-          log.info("Received SIG{}: draining (send it again to stop)", signal.getName());
-          agent.drain();
-        } else {
-          log.info("Received SIG{} again: stopping", signal.getName());
-          stop.countDown();
-        }
-      };
-      sun.misc.Signal.handle(new sun.misc.Signal("TERM"), handler);
-      sun.misc.Signal.handle(new sun.misc.Signal("INT"), handler);
-      stop.await();
+      StopSignals.await(log, agent::drain);
     } finally {
       scheduler.shutdownNow();
     }

@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
@@ -79,16 +78,9 @@ public final class ControlPlaneCommand implements Callable<Integer> {
     ControlPlaneConfig config = toConfig();
     ScheduledExecutorService scheduler =
         Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("portage-control-timer").unstarted(r));
-    CountDownLatch stop = new CountDownLatch(1);
     try (ControlPlane plane = new ControlPlane(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
-      sun.misc.SignalHandler handler = signal -> {
-        log.info("Received SIG{}: stopping", signal.getName());
-        stop.countDown();
-      };
-      sun.misc.Signal.handle(new sun.misc.Signal("TERM"), handler);
-      sun.misc.Signal.handle(new sun.misc.Signal("INT"), handler);
       plane.start();
-      stop.await();
+      StopSignals.await(log, null);
     } finally {
       scheduler.shutdownNow();
     }

@@ -13,7 +13,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
@@ -110,16 +109,9 @@ public final class HubCommand implements Callable<Integer> {
     EdgeHubConfig config = toConfig();
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(
         r -> Thread.ofPlatform().daemon().name("portage-hub-timer").unstarted(r));
-    CountDownLatch stop = new CountDownLatch(1);
     try (EdgeHub hub = new EdgeHub(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
       hub.start();
-      sun.misc.SignalHandler handler = signal -> {
-        log.info("Received SIG{}: stopping", signal.getName());
-        stop.countDown();
-      };
-      sun.misc.Signal.handle(new sun.misc.Signal("TERM"), handler);
-      sun.misc.Signal.handle(new sun.misc.Signal("INT"), handler);
-      stop.await();
+      StopSignals.await(log, null);
     } finally {
       scheduler.shutdownNow();
     }

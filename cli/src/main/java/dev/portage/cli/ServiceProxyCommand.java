@@ -7,7 +7,6 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
@@ -69,16 +68,9 @@ public final class ServiceProxyCommand implements Callable<Integer> {
     ServiceProxyConfig config = toConfig();
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(
         r -> Thread.ofPlatform().daemon().name("portage-service-proxy-sync").unstarted(r));
-    CountDownLatch stop = new CountDownLatch(1);
     try (ServiceProxy proxy = new ServiceProxy(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
-      sun.misc.SignalHandler handler = signal -> {
-        log.info("Received SIG{}: stopping", signal.getName());
-        stop.countDown();
-      };
-      sun.misc.Signal.handle(new sun.misc.Signal("TERM"), handler);
-      sun.misc.Signal.handle(new sun.misc.Signal("INT"), handler);
       proxy.start();
-      stop.await();
+      StopSignals.await(log, null);
     } finally {
       scheduler.shutdownNow();
     }

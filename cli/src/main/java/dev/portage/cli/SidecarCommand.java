@@ -6,7 +6,6 @@ import dev.portage.proxy.mesh.SidecarConfig;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Duration;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
@@ -64,16 +63,9 @@ public final class SidecarCommand implements Callable<Integer> {
     SidecarConfig config = toConfig();
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(
         r -> Thread.ofPlatform().daemon().name("portage-sidecar-timer").unstarted(r));
-    CountDownLatch stop = new CountDownLatch(1);
     try (Sidecar sidecar = new Sidecar(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
       sidecar.start();
-      sun.misc.SignalHandler handler = signal -> {
-        log.info("Received SIG{}: stopping", signal.getName());
-        stop.countDown();
-      };
-      sun.misc.Signal.handle(new sun.misc.Signal("TERM"), handler);
-      sun.misc.Signal.handle(new sun.misc.Signal("INT"), handler);
-      stop.await();
+      StopSignals.await(log, null);
     } finally {
       scheduler.shutdownNow();
     }
