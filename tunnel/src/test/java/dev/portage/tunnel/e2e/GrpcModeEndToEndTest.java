@@ -335,4 +335,26 @@ class GrpcModeEndToEndTest {
     before.write(new byte[] {42});
     assertThat(before.read(1)).containsExactly(42);
   }
+
+  @Test
+  void defaultStrategySpreadsDialsOverEveryAgent() throws Exception {
+    start();
+    TunnelAgent a = fx.agent("agent-a");
+    TunnelAgent b = fx.agent("agent-b");
+    TcpBackend echo = use(TcpBackend.echo());
+
+    for (int i = 0; i < 40; i++) {
+      GrpcTunnel t = fx.grpcTunnel();
+      t.connect(echo.address());
+      t.closeRequest();
+      t.awaitClose();
+    }
+
+    // Uniformly random: each agent is missed by all 40 dials with probability 2^-40.
+    double dialsA = fx.agentMetric(a, AGENT + "dial_duration_seconds");
+    double dialsB = fx.agentMetric(b, AGENT + "dial_duration_seconds");
+    assertThat(dialsA + dialsB).isEqualTo(40);
+    assertThat(dialsA).isPositive();
+    assertThat(dialsB).isPositive();
+  }
 }
