@@ -3,7 +3,8 @@
 # Builds bench/target/benchmarks.jar when it is missing or older than the sources, starts a private
 # sshd on a high loopback port (generated host key, one authorized key, all in a temp dir), runs
 # dev.portage.bench.tunnel.TunnelBenchmark and prints its Markdown report on stdout.
-# Extra arguments go to the harness: --bytes MiB (1024) --dials N (2000) --idle N (10000).
+# Extra arguments go to the harness: --bytes MiB (1024) --dials N (2000) --idle N (10000)
+# --routes direct,connect,grpc,ssh --queue-mib N (server per-connection queue; default 4).
 set -euo pipefail
 
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)

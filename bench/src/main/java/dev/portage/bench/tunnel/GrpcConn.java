@@ -134,15 +134,22 @@ final class GrpcConn implements Conn {
     return out;
   }
 
-  /** Sends CLOSE_REQ (unless the tunnel already ended) and waits for the server to end the stream. */
+  /**
+   * Sends CLOSE_REQ unless the connection already ended (CLOSE_RSP seen, or the stream is over), then
+   * waits for the server to end the stream.
+   */
   @Override
   public void close() throws IOException {
-    if (!ended) {
-      send(Packet.newBuilder().setType(PacketType.CLOSE_REQ)
-          .setCloseRequest(CloseRequest.newBuilder().setConnectID(connectID)).build());
-      while (!ended) {
-        take();
+    if (!in.eof && !ended) {
+      try {
+        send(Packet.newBuilder().setType(PacketType.CLOSE_REQ)
+            .setCloseRequest(CloseRequest.newBuilder().setConnectID(connectID)).build());
+      } catch (IOException endedMeanwhile) {
+        return; // the server ended the stream first: nothing left to close
       }
+    }
+    while (!ended) {
+      take();
     }
   }
 

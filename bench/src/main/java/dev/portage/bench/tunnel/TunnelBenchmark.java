@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  * java -cp bench/target/benchmarks.jar dev.portage.bench.tunnel.TunnelBenchmark \
  *     [--sshd-port P --ssh-key FILE [--ssh-user U]] [--bytes MiB] [--dials N] [--idle N] [--logs DIR]
- *     [--routes direct,connect,grpc,ssh] [--grpc-queue-mib N]
+ *     [--routes direct,connect,grpc,ssh] [--queue-mib N]
  * </pre>
  */
 public final class TunnelBenchmark {
@@ -50,20 +50,23 @@ public final class TunnelBenchmark {
 
     List<AutoCloseable> closeables = new ArrayList<>();
     try {
-      ChildJvm backend = track(closeables, new ChildJvm(logs, "512m", "backend"));
+      ChildJvm backend = track(closeables, new ChildJvm(logs, "1g", "backend"));
       int backendPort = (int) backend.await("port");
       String target = "127.0.0.1:" + backendPort;
 
-      ChildJvm connectServer = track(closeables, new ChildJvm(logs, "1g", "server", "http-connect"));
+      // --queue-mib raises both servers' per-connection queue toward the client (default 4 MiB), the
+      // bound beyond which a connection is closed (see docs/tunnel.md, overflow rule).
+      String queue = opt.get("queue-mib");
+      String suffix = queue == null ? "" : " (queue " + queue + " MiB)";
+      ChildJvm connectServer = track(closeables, new ChildJvm(logs, "1g",
+          queue == null ? new String[] {"server", "http-connect"} : new String[] {"server", "http-connect", queue}));
       int connectAgentPort = (int) connectServer.await("agentPort");
       int connectPort = (int) connectServer.await("serverPort");
       ChildJvm connectAgent = track(closeables, new ChildJvm(logs, "1g", "agent", Integer.toString(connectAgentPort)));
       connectAgent.await("ready");
 
-      // --grpc-queue-mib raises the server's per-connection queue (default 4 MiB) for the gRPC server.
-      String[] grpcArgs = opt.containsKey("grpc-queue-mib")
-          ? new String[] {"server", "grpc", opt.get("grpc-queue-mib")} : new String[] {"server", "grpc"};
-      ChildJvm grpcServer = track(closeables, new ChildJvm(logs, "1g", grpcArgs));
+      ChildJvm grpcServer = track(closeables, new ChildJvm(logs, "1g",
+          queue == null ? new String[] {"server", "grpc"} : new String[] {"server", "grpc", queue}));
       int grpcAgentPort = (int) grpcServer.await("agentPort");
       int grpcPort = (int) grpcServer.await("serverPort");
       ChildJvm grpcAgent = track(closeables, new ChildJvm(logs, "1g", "agent", Integer.toString(grpcAgentPort)));
@@ -73,9 +76,8 @@ public final class TunnelBenchmark {
       closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
 
       List<Route> routes = new ArrayList<>();
-      Route connect = Route.httpConnect("Portage tunnel, HTTP CONNECT", connectPort, target);
-      Route grpc = Route.grpc("Portage tunnel, gRPC" + (opt.containsKey("grpc-queue-mib")
-          ? " (queue " + opt.get("grpc-queue-mib") + " MiB)" : ""), channel, target);
+      Route connect = Route.httpConnect("Portage tunnel, HTTP CONNECT" + suffix, connectPort, target);
+      Route grpc = Route.grpc("Portage tunnel, gRPC" + suffix, channel, target);
       routes.add(Route.tcp("direct TCP", backendPort));
       if (only.contains("connect")) {
         routes.add(connect);
