@@ -9,6 +9,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.BlockingQueue;
@@ -21,7 +23,7 @@ import java.util.function.Consumer;
 
 /**
  * A real TCP server on a loopback port that the agent dials: echoes, streams a fixed amount of
- * pseudo-random bytes then closes, or hands each accepted socket to the test. Blocking I/O, one
+ * pseudo-random bytes then closes, digests what it receives, or hands each accepted socket to the test. Blocking I/O, one
  * virtual thread per socket.
  */
 final class TcpBackend implements AutoCloseable {
@@ -50,6 +52,26 @@ final class TcpBackend implements AutoCloseable {
       try (s; OutputStream out = s.getOutputStream()) {
         out.write(data);
       } catch (IOException e) {
+        // the tunnel closed it first
+      }
+    });
+  }
+
+  /**
+   * Reads an 8-byte length, then that many bytes, answers their SHA-256 and closes. (The tunnel has
+   * no half-close: a client EOF closes the whole connection, so the end is announced up front.)
+   */
+  static TcpBackend sink() throws IOException {
+    return new TcpBackend(s -> {
+      try (s; InputStream in = s.getInputStream(); OutputStream out = s.getOutputStream()) {
+        MessageDigest d = MessageDigest.getInstance("SHA-256");
+        long left = new java.io.DataInputStream(in).readLong();
+        byte[] buf = new byte[64 * 1024];
+        for (int n; left > 0 && (n = in.read(buf, 0, (int) Math.min(buf.length, left))) >= 0; left -= n) {
+          d.update(buf, 0, n);
+        }
+        out.write(d.digest());
+      } catch (IOException | NoSuchAlgorithmException e) {
         // the tunnel closed it first
       }
     });
