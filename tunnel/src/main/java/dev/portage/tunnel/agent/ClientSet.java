@@ -100,6 +100,15 @@ final class ClientSet implements AutoCloseable {
     return n;
   }
 
+  /** Backend dials in flight across every server connection. */
+  int pendingDials() {
+    int n = 0;
+    for (ServerConnection c : connections.values()) {
+      n += c.pendingDials();
+    }
+    return n;
+  }
+
   /**
    * How many servers to connect to: the last {@code servercount} header (1 before any), or the lease
    * count, or the larger of the two, per {@code --server-count-source}.

@@ -185,6 +185,15 @@ public final class TunnelAgent implements AutoCloseable {
     return c == null ? 0 : c.openEndpointConnections();
   }
 
+  /**
+   * Backend dials in flight (DIAL_REQ received, no DIAL_RSP sent yet) across all server connections;
+   * for operators' status pages and tests that check nothing is left behind.
+   */
+  public int pendingDials() {
+    ClientSet c = clients;
+    return c == null ? 0 : c.pendingDials();
+  }
+
   /** The health listener's bound address. @throws IllegalStateException if it is not running */
   public synchronized InetSocketAddress healthAddress() {
     if (health == null) {

@@ -1,6 +1,10 @@
 package dev.portage.tunnel.server;
 
+import dev.portage.core.balance.Balancer;
+import dev.portage.core.balance.Endpoint;
+import dev.portage.core.balance.Pick;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -10,17 +14,28 @@ import java.util.concurrent.ThreadLocalRandom;
  * The live agent streams and how each {@link ProxyStrategy} picks among them. Updates happen under a
  * lock and swap an immutable list; picks read the current list without locking (grpc-java's picker
  * pattern). A draining stream is picked only when its strategy has nothing else. Thread-safe.
+ *
+ * <p>{@code default} and {@code defaultRoute} choose with core's {@link Balancer#random random
+ * balancer}, whose endpoint set is replaced on every change (agent added, removed or draining).
+ * {@code destHost} depends on each dial's host, so it has no standing set to balance over: it picks
+ * uniformly among that dial's matching agents directly.
  */
 final class BackendRegistry {
   private final List<ProxyStrategy> strategies;
   private final ServerMetrics metrics;
   private final Object lock = new Object();
+  private final Map<ProxyStrategy, Balancer<Backend>> balancers = new EnumMap<>(ProxyStrategy.class);
   private volatile List<Backend> backends = List.of();
 
   BackendRegistry(List<ProxyStrategy> strategies, ServerMetrics metrics) {
     this.strategies = List.copyOf(strategies);
     this.metrics = metrics;
-    refreshGauges();
+    for (ProxyStrategy s : this.strategies) {
+      if (s != ProxyStrategy.DEST_HOST) {
+        balancers.put(s, Balancer.random(ThreadLocalRandom.current()));
+      }
+    }
+    refresh();
   }
 
   void add(Backend b) {
@@ -29,7 +44,7 @@ final class BackendRegistry {
       next.add(b);
       backends = List.copyOf(next);
     }
-    refreshGauges();
+    refresh();
   }
 
   void remove(Backend b) {
@@ -38,7 +53,7 @@ final class BackendRegistry {
       next.remove(b);
       backends = List.copyOf(next);
     }
-    refreshGauges();
+    refresh();
   }
 
   /** Agent streams currently registered, in connection order. */
@@ -48,14 +63,31 @@ final class BackendRegistry {
 
   /** The first strategy (in configured order) that has a candidate decides; null when none has one. */
   Backend pick(String host) {
-    List<Backend> snapshot = backends;
     for (ProxyStrategy s : strategies) {
-      List<Backend> candidates = candidates(snapshot, s, host);
-      if (!candidates.isEmpty()) {
-        return candidates.get(ThreadLocalRandom.current().nextInt(candidates.size()));
+      Backend b = s == ProxyStrategy.DEST_HOST ? pickForHost(host) : pick(balancers.get(s));
+      if (b != null) {
+        return b;
       }
     }
     return null;
+  }
+
+  private Backend pickForHost(String host) {
+    List<Backend> candidates = candidates(backends, ProxyStrategy.DEST_HOST, host);
+    return candidates.isEmpty() ? null : candidates.get(ThreadLocalRandom.current().nextInt(candidates.size()));
+  }
+
+  /**
+   * A random balancer's choice. The pick is ended at once: a tunnel is not a request whose outcome or
+   * latency says anything about the agent, and random choice does not look at load.
+   */
+  private static Backend pick(Balancer<Backend> balancer) {
+    Pick<Backend> p = balancer.pick();
+    if (p == null) {
+      return null;
+    }
+    p.cancel();
+    return p.target();
   }
 
   /** Readiness follows the first strategy, as upstream's does. */
@@ -63,10 +95,23 @@ final class BackendRegistry {
     return !candidates(backends, strategies.get(0), null).isEmpty();
   }
 
-  void refreshGauges() {
-    List<Backend> snapshot = backends;
-    for (ProxyStrategy s : ProxyStrategy.values()) {
-      metrics.readyBackends(s, candidates(snapshot, s, null).size());
+  /**
+   * Recomputes each strategy's candidates after a change (an agent added, removed or draining): the
+   * balancers' endpoint sets and the ready-backends gauges. Under the lock, so the last change wins.
+   */
+  void refresh() {
+    synchronized (lock) {
+      List<Backend> snapshot = backends;
+      for (Map.Entry<ProxyStrategy, Balancer<Backend>> e : balancers.entrySet()) {
+        List<Endpoint<Backend>> endpoints = new ArrayList<>();
+        for (Backend b : candidates(snapshot, e.getKey(), null)) {
+          endpoints.add(Endpoint.of(b.agentId(), b));
+        }
+        e.getValue().update(endpoints);
+      }
+      for (ProxyStrategy s : ProxyStrategy.values()) {
+        metrics.readyBackends(s, candidates(snapshot, s, null).size());
+      }
     }
   }
 

@@ -159,7 +159,7 @@ final class PacketRouter {
       case DRAIN -> {
         log.info("agent {} is draining; new dials prefer other agents", backend.agentId());
         backend.markDraining();
-        backends.refreshGauges();
+        backends.refresh();
       }
       default -> log.debug("{}: unexpected {} ignored", backend, p.getType());
     }

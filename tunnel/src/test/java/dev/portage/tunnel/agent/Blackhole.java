@@ -11,13 +11,14 @@ import java.util.List;
 
 /**
  * A loopback address whose connects hang: a listener that never accepts, with its accept queue
- * filled, so the kernel drops further SYNs (Linux, {@code tcp_abort_on_overflow=0}).
+ * filled, so the kernel drops further SYNs (Linux, {@code tcp_abort_on_overflow=0}). Public for the
+ * end-to-end tests.
  */
-final class Blackhole implements AutoCloseable {
+public final class Blackhole implements AutoCloseable {
   private final ServerSocket listener;
   private final List<Socket> fillers = new ArrayList<>();
 
-  Blackhole() throws IOException {
+  public Blackhole() throws IOException {
     listener = new ServerSocket();
     listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1);
     for (int i = 0; i < 16; i++) {
@@ -32,7 +33,7 @@ final class Blackhole implements AutoCloseable {
     throw new IllegalStateException("could not fill the accept queue of " + listener);
   }
 
-  String address() {
+  public String address() {
     return "127.0.0.1:" + listener.getLocalPort();
   }
 

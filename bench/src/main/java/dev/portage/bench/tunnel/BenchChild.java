@@ -1,0 +1,102 @@
+package dev.portage.bench.tunnel;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.ConsoleAppender;
+import dev.portage.core.time.TimeSource;
+import dev.portage.tunnel.agent.TunnelAgent;
+import dev.portage.tunnel.agent.TunnelAgentConfig;
+import dev.portage.tunnel.server.FrontendMode;
+import dev.portage.tunnel.server.TunnelServer;
+import dev.portage.tunnel.server.TunnelServerConfig;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Entry point of the JVMs the harness starts, one component each so their heaps and file descriptors
+ * are measured apart: {@code server <grpc|http-connect> [queue MiB]}, {@code agent <agentPort>} or {@code backend}.
+ * Speaks a line protocol on stdout ({@code @@ key value}) and answers {@code heap} on stdin with
+ * {@code @@ heap <used bytes after GC>}; stdin EOF ends the process.
+ */
+public final class BenchChild {
+  private BenchChild() {}
+
+  public static void main(String[] args) throws Exception {
+    logWarningsToStderr();
+    AutoCloseable component;
+    switch (args[0]) {
+      case "server" -> {
+        FrontendMode mode = args[1].equals("grpc") ? FrontendMode.GRPC : FrontendMode.HTTP_CONNECT;
+        TunnelServerConfig.Builder config = TunnelServerConfig.builder().ephemeralPorts().healthPort(-1)
+            .mode(mode).serverId("bench-" + args[1]);
+        if (args.length > 2) {
+          config.connectionQueueBytes(Long.parseLong(args[2]) << 20); // per-connection queue, MiB
+        }
+        TunnelServer s = TunnelServer.builder(config.build()).build().start();
+        say("agentPort", s.agentPort());
+        say("serverPort", s.serverPort());
+        component = s;
+      }
+      case "agent" -> {
+        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+        TunnelAgent a = new TunnelAgent(TunnelAgentConfig.builder().proxyServerHost("127.0.0.1")
+            .proxyServerPort(Integer.parseInt(args[1])).agentId("bench-agent")
+            .healthServerPort(-1).adminServerPort(-1).build(),
+            TimeSource.system(timer), new PrometheusRegistry()).start();
+        component = () -> {
+          a.close();
+          timer.shutdownNow();
+        };
+      }
+      case "backend" -> {
+        BenchBackend b = new BenchBackend();
+        say("port", b.port());
+        component = b;
+      }
+      default -> throw new IllegalArgumentException("role: " + args[0] + " (expected: server, agent or backend)");
+    }
+    say("ready", 1);
+    BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    for (String line; (line = stdin.readLine()) != null; ) {
+      if (line.equals("heap")) {
+        for (int i = 0; i < 3; i++) {
+          System.gc();
+        }
+        say("heap", ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+      }
+    }
+    component.close();
+  }
+
+  /** stdout carries the line protocol; logs go to stderr (the harness writes it to a file). */
+  private static void logWarningsToStderr() {
+    LoggerContext ctx = (LoggerContext) LoggerFactory.getILoggerFactory();
+    ch.qos.logback.classic.Logger root = ctx.getLogger(Logger.ROOT_LOGGER_NAME);
+    root.detachAndStopAllAppenders();
+    PatternLayoutEncoder encoder = new PatternLayoutEncoder();
+    encoder.setContext(ctx);
+    encoder.setPattern("%d{HH:mm:ss.SSS} %-5level [%thread] %logger{30} - %msg%n");
+    encoder.start();
+    ConsoleAppender<ILoggingEvent> appender = new ConsoleAppender<>();
+    appender.setContext(ctx);
+    appender.setTarget("System.err");
+    appender.setEncoder(encoder);
+    appender.start();
+    root.addAppender(appender);
+    root.setLevel(Level.WARN);
+  }
+
+  private static void say(String key, long value) {
+    System.out.println("@@ " + key + " " + value);
+    System.out.flush();
+  }
+}

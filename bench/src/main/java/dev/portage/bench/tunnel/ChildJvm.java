@@ -1,0 +1,87 @@
+package dev.portage.bench.tunnel;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A {@link BenchChild} in its own JVM (same java, same class path): waits for its {@code ready} line,
+ * reads values it announces, asks for its heap, reports its resident set size. Closing it closes its
+ * stdin, which ends it. Used from the harness's main thread only.
+ */
+final class ChildJvm implements AutoCloseable {
+  private final Process process;
+  private final BufferedReader out;
+  private final OutputStream in;
+
+  ChildJvm(Path logDir, String heap, String... args) throws IOException {
+    String java = ProcessHandle.current().info().command().orElse("java");
+    List<String> cmd = new ArrayList<>(List.of(java, "-Xmx" + heap, "-XX:+UseG1GC",
+        "--enable-native-access=ALL-UNNAMED"));
+    // Extra options for the child JVMs (a profiler, GC logging), space separated.
+    String extra = System.getenv("TUNNEL_BENCH_CHILD_OPTS");
+    if (extra != null && !extra.isBlank()) {
+      for (String o : extra.trim().split("\\s+")) {
+        cmd.add(o.replace("{name}", String.join("-", args)));
+      }
+    }
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), BenchChild.class.getName()));
+    cmd.addAll(List.of(args));
+    Files.createDirectories(logDir);
+    Path log = logDir.resolve(String.join("-", args) + ".log");
+    process = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
+    out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    in = process.getOutputStream();
+  }
+
+  /** Reads announcements up to {@code key} and returns its value. */
+  long await(String key) throws IOException {
+    for (String line; (line = out.readLine()) != null; ) {
+      String[] parts = line.split(" ");
+      if (parts.length == 3 && parts[0].equals("@@") && parts[1].equals(key)) {
+        return Long.parseLong(parts[2]);
+      }
+    }
+    throw new IOException("child " + process.pid() + " exited before announcing " + key);
+  }
+
+  /** Heap in use after a full GC, in bytes. */
+  long heapAfterGc() throws IOException {
+    in.write("heap\n".getBytes(StandardCharsets.US_ASCII));
+    in.flush();
+    return await("heap");
+  }
+
+  /** Resident set size from /proc, in bytes; -1 where /proc is not available. */
+  long rss() {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc", Long.toString(process.pid()), "status"))) {
+        if (line.startsWith("VmRSS:")) {
+          return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+        }
+      }
+    } catch (IOException | NumberFormatException e) {
+      // not Linux
+    }
+    return -1;
+  }
+
+  @Override
+  public void close() throws IOException {
+    in.close();
+    try {
+      if (!process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      process.destroyForcibly();
+    }
+  }
+}

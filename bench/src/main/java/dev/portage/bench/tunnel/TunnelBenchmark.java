@@ -1,0 +1,224 @@
+package dev.portage.bench.tunnel;
+
+import ch.qos.logback.classic.Level;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.NettyChannelBuilder;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Loopback comparison of direct TCP, the Portage tunnel (HTTP CONNECT and gRPC frontends, each with
+ * its own server and agent JVM) and {@code ssh -L}: single-stream and 32-stream throughput, dial
+ * latency, and many idle tunnels through one agent with the server's heap. Prints a Markdown report.
+ * Run through {@code bench/tunnel-bench.sh}, which builds the jar and starts a private sshd.
+ *
+ * <pre>
+ * java -cp bench/target/benchmarks.jar dev.portage.bench.tunnel.TunnelBenchmark \
+ *     [--sshd-port P --ssh-key FILE [--ssh-user U]] [--bytes MiB] [--dials N] [--idle N] [--logs DIR]
+ *     [--routes direct,connect,grpc,ssh] [--queue-mib N]
+ * </pre>
+ */
+public final class TunnelBenchmark {
+  private static final long MIB = 1024 * 1024;
+
+  private TunnelBenchmark() {}
+
+  private record Row(String route, double single, double parallel, long p50, long p99) {}
+
+  public static void main(String[] args) throws Exception {
+    ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME)).setLevel(Level.WARN);
+    Map<String, String> opt = new LinkedHashMap<>();
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      opt.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+    }
+    long bytes = Long.parseLong(opt.getOrDefault("bytes", "1024")) * MIB;
+    int dials = Integer.parseInt(opt.getOrDefault("dials", "2000"));
+    int idle = Integer.parseInt(opt.getOrDefault("idle", "10000"));
+    int parallel = 32;
+    List<String> only = List.of(opt.getOrDefault("routes", "direct,connect,grpc,ssh").split(","));
+    Path logs = Path.of(opt.getOrDefault("logs", Files.createTempDirectory("tunnel-bench").toString()));
+    String loadBefore = loadAverage();
+
+    List<AutoCloseable> closeables = new ArrayList<>();
+    try {
+      ChildJvm backend = track(closeables, new ChildJvm(logs, "1g", "backend"));
+      int backendPort = (int) backend.await("port");
+      String target = "127.0.0.1:" + backendPort;
+
+      // --queue-mib raises both servers' per-connection queue toward the client (default 4 MiB), the
+      // bound beyond which a connection is closed (see docs/tunnel.md, overflow rule).
+      String queue = opt.get("queue-mib");
+      String suffix = queue == null ? "" : " (queue " + queue + " MiB)";
+      ChildJvm connectServer = track(closeables, new ChildJvm(logs, "1g",
+          queue == null ? new String[] {"server", "http-connect"} : new String[] {"server", "http-connect", queue}));
+      int connectAgentPort = (int) connectServer.await("agentPort");
+      int connectPort = (int) connectServer.await("serverPort");
+      ChildJvm connectAgent = track(closeables, new ChildJvm(logs, "1g", "agent", Integer.toString(connectAgentPort)));
+      connectAgent.await("ready");
+
+      ChildJvm grpcServer = track(closeables, new ChildJvm(logs, "1g",
+          queue == null ? new String[] {"server", "grpc"} : new String[] {"server", "grpc", queue}));
+      int grpcAgentPort = (int) grpcServer.await("agentPort");
+      int grpcPort = (int) grpcServer.await("serverPort");
+      ChildJvm grpcAgent = track(closeables, new ChildJvm(logs, "1g", "agent", Integer.toString(grpcAgentPort)));
+      grpcAgent.await("ready");
+      ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", grpcPort).usePlaintext()
+          .flowControlWindow(4 << 20).build();
+      closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+
+      List<Route> routes = new ArrayList<>();
+      Route connect = Route.httpConnect("Portage tunnel, HTTP CONNECT" + suffix, connectPort, target);
+      Route grpc = Route.grpc("Portage tunnel, gRPC" + suffix, channel, target);
+      routes.add(Route.tcp("direct TCP", backendPort));
+      if (only.contains("connect")) {
+        routes.add(connect);
+      }
+      if (only.contains("grpc")) {
+        routes.add(grpc);
+      }
+      if (opt.containsKey("sshd-port") && only.contains("ssh")) {
+        SshForward ssh = track(closeables, new SshForward(Integer.parseInt(opt.get("sshd-port")),
+            Path.of(opt.get("ssh-key")), opt.getOrDefault("ssh-user", System.getProperty("user.name")),
+            backendPort, logs.resolve("ssh.log")));
+        routes.add(Route.tcp("ssh -L", ssh.localPort()));
+      }
+      for (Route r : routes) {
+        awaitUsable(r);
+      }
+
+      List<Row> rows = new ArrayList<>();
+      for (Route r : routes) {
+        System.err.println("== " + r.name());
+        measureSafely(r.name() + " warm-up", () -> Workloads.throughput(r, 128 * MIB, 1)); // JIT, buffers
+        measureSafely(r.name() + " warm-up", () -> Workloads.dialLatencies(r, 300)[0]);
+        double single = measureSafely(r.name() + " 1 stream", () -> Workloads.throughput(r, bytes, 1));
+        double multi = measureSafely(r.name() + " " + parallel + " streams", () -> Workloads.throughput(r, bytes, parallel));
+        long[] lat = Workloads.dialLatencies(r, dials);
+        rows.add(new Row(r.name(), single, multi, Workloads.percentile(lat, 50), Workloads.percentile(lat, 99)));
+        System.err.printf(Locale.ROOT, "   1 stream %.2f Gbit/s, %d streams %.2f Gbit/s, dial p50 %.3f ms p99 %.3f ms%n",
+            single / 1e9, parallel, multi / 1e9, Workloads.percentile(lat, 50) / 1e6, Workloads.percentile(lat, 99) / 1e6);
+      }
+
+      StringBuilder report = new StringBuilder();
+      report.append(table(rows, bytes, parallel, dials));
+      if (idle > 0) {
+        report.append('\n').append(idleReport(connect, connectServer, connectAgent, idle));
+        report.append('\n').append(idleReport(grpc, grpcServer, grpcAgent, idle));
+      }
+      report.append('\n').append("Load average (1/5/15 min) before: ").append(loadBefore)
+          .append("; after: ").append(loadAverage()).append(". Cores: ")
+          .append(Runtime.getRuntime().availableProcessors()).append(".\n");
+      System.out.print(report);
+    } finally {
+      for (int i = closeables.size() - 1; i >= 0; i--) {
+        try {
+          closeables.get(i).close();
+        } catch (Exception e) {
+          System.err.println("closing: " + e);
+        }
+      }
+    }
+  }
+
+  private interface Measurement {
+    double run() throws Exception;
+  }
+
+  /** A failed measurement is reported (NaN in the table, the reason on stderr) instead of ending the run. */
+  private static double measureSafely(String what, Measurement m) {
+    try {
+      return m.run();
+    } catch (Exception e) {
+      System.err.println("   " + what + " FAILED: " + e.getMessage());
+      return Double.NaN;
+    }
+  }
+
+  private static <T extends AutoCloseable> T track(List<AutoCloseable> list, T t) {
+    list.add(t);
+    return t;
+  }
+
+  /** The agents connect on their own schedule: retry the first dial for up to 30 s. */
+  private static void awaitUsable(Route r) throws Exception {
+    IOException last = null;
+    for (int i = 0; i < 300; i++) {
+      try (Conn c = r.open()) {
+        Workloads.echoOneByte(c);
+        return;
+      } catch (IOException e) {
+        last = e;
+        TimeUnit.MILLISECONDS.sleep(100);
+      }
+    }
+    throw new IOException(r.name() + " is not usable", last);
+  }
+
+  private static String table(List<Row> rows, long bytes, int parallel, int dials) {
+    Row ssh = rows.stream().filter(r -> r.route().equals("ssh -L")).findFirst().orElse(null);
+    Row direct = rows.get(0);
+    StringBuilder sb = new StringBuilder();
+    sb.append(String.format(Locale.ROOT,
+        "Throughput: %d MiB from the backend to the client (one stream, then split over %d streams). "
+            + "Dial: %d sequential connect + 1-byte echo round trips.%n%n", bytes / MIB, parallel, dials));
+    sb.append("| route | 1 stream Gbit/s | vs ssh -L | vs direct | ").append(parallel)
+        .append(" streams Gbit/s | vs ssh -L | vs direct | dial p50 ms | dial p99 ms | p99 vs ssh -L |\n");
+    sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (Row r : rows) {
+      sb.append(String.format(Locale.ROOT, "| %s | %.2f | %s | %s | %.2f | %s | %s | %.3f | %.3f | %s |%n",
+          r.route(), r.single() / 1e9, ratio(r.single(), ssh == null ? 0 : ssh.single()),
+          ratio(r.single(), direct.single()), r.parallel() / 1e9,
+          ratio(r.parallel(), ssh == null ? 0 : ssh.parallel()), ratio(r.parallel(), direct.parallel()),
+          r.p50() / 1e6, r.p99() / 1e6, ratio(r.p99(), ssh == null ? 0 : ssh.p99())));
+    }
+    return sb.toString();
+  }
+
+  private static String ratio(double a, double b) {
+    return b <= 0 ? "–" : String.format(Locale.ROOT, "%.2f×", a / b);
+  }
+
+  private static String idleReport(Route route, ChildJvm server, ChildJvm agent, int n) throws Exception {
+    long serverBefore = server.heapAfterGc();
+    long agentBefore = agent.heapAfterGc();
+    long rssBefore = server.rss();
+    List<Conn> open = Workloads.openIdle(route, n, 32);
+    long serverWith = server.heapAfterGc();
+    long agentWith = agent.heapAfterGc();
+    long rssWith = server.rss();
+    for (Conn c : open) {
+      try {
+        c.close();
+      } catch (IOException e) {
+        // counted below through the heap
+      }
+    }
+    TimeUnit.SECONDS.sleep(2); // let both ends finish closing before the last heap reading
+    long serverAfter = server.heapAfterGc();
+    return String.format(Locale.ROOT,
+        "Idle tunnels, %s: %d of %d opened through one agent. Server heap after GC: %.1f MiB before, "
+            + "%.1f MiB with them open (%.2f KiB per tunnel), %.1f MiB after closing them; server RSS %.0f → %.0f MiB. "
+            + "Agent heap: %.1f → %.1f MiB.%n",
+        route.name(), open.size(), n, serverBefore / (double) MIB, serverWith / (double) MIB,
+        open.isEmpty() ? 0 : (serverWith - serverBefore) / 1024.0 / open.size(), serverAfter / (double) MIB,
+        rssBefore / (double) MIB, rssWith / (double) MIB, agentBefore / (double) MIB, agentWith / (double) MIB);
+  }
+
+  private static String loadAverage() {
+    try {
+      String[] parts = Files.readString(Path.of("/proc/loadavg")).split(" ");
+      return parts[0] + " / " + parts[1] + " / " + parts[2];
+    } catch (IOException e) {
+      return "unknown";
+    }
+  }
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Loopback benchmark of the Portage tunnel against direct TCP and `ssh -L` (see docs/benchmarks-tunnel.md).
+# Builds bench/target/benchmarks.jar when it is missing or older than the sources, starts a private
+# sshd on a high loopback port (generated host key, one authorized key, all in a temp dir), runs
+# dev.portage.bench.tunnel.TunnelBenchmark and prints its Markdown report on stdout.
+# Extra arguments go to the harness: --bytes MiB (1024) --dials N (2000) --idle N (10000)
+# --routes direct,connect,grpc,ssh --queue-mib N (server per-connection queue; default 4).
+set -euo pipefail
+
+root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+jar="$root/bench/target/benchmarks.jar"
+
+die() { echo "tunnel-bench: $*" >&2; exit 1; }
+
+find_java() {
+  local c
+  for c in ${JAVA_HOME:+"$JAVA_HOME/bin/java"} /usr/lib/jvm/*/bin/java "$(command -v java || true)"; do
+    [[ -x $c ]] || continue
+    v=$("$c" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
+    if [[ ${v%%.*} -ge 21 ]]; then echo "$c"; return; fi
+  done
+  die "no JDK 21+ found (set JAVA_HOME)"
+}
+
+for tool in ssh ssh-keygen /usr/sbin/sshd; do
+  command -v "$tool" >/dev/null || die "$tool not found (Debian: apt-get install openssh-server openssh-client)"
+done
+java=$(find_java)
+
+if [[ ! -f $jar ]] || [[ -n $(find "$root"/{core,api,tunnel,bench}/src "$root/bench/pom.xml" -newer "$jar" -type f -print -quit) ]]; then
+  echo "tunnel-bench: building $jar" >&2
+  (cd "$root" && mvn -B -q -pl bench -am package -DskipTests) >&2
+fi
+
+tmp=$(mktemp -d /tmp/tunnel-bench.XXXXXX)
+sshd_pid=
+cleanup() {
+  [[ -n $sshd_pid ]] && kill "$sshd_pid" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+ssh-keygen -q -t ed25519 -N '' -f "$tmp/host_key"
+ssh-keygen -q -t ed25519 -N '' -f "$tmp/client_key"
+cp "$tmp/client_key.pub" "$tmp/authorized_keys"
+chmod 600 "$tmp/authorized_keys" "$tmp/host_key" "$tmp/client_key"
+
+# A free high port: ask the kernel for one, then hand it to sshd.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()' 2>/dev/null \
+  || shuf -i 40000-49999 -n 1)
+cat >"$tmp/sshd_config" <<CFG
+Port $port
+ListenAddress 127.0.0.1
+HostKey $tmp/host_key
+PidFile $tmp/sshd.pid
+AuthorizedKeysFile $tmp/authorized_keys
+PermitRootLogin yes
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+AllowTcpForwarding yes
+CFG
+mkdir -p /run/sshd 2>/dev/null || true   # privilege separation directory sshd insists on
+/usr/sbin/sshd -D -e -f "$tmp/sshd_config" 2>"$tmp/sshd.log" &
+sshd_pid=$!
+for _ in $(seq 100); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  kill -0 "$sshd_pid" 2>/dev/null || die "sshd did not start: $(cat "$tmp/sshd.log")"
+  sleep 0.1
+done
+
+"$java" -Xmx2g --enable-native-access=ALL-UNNAMED -cp "$jar" dev.portage.bench.tunnel.TunnelBenchmark \
+  --sshd-port "$port" --ssh-key "$tmp/client_key" --ssh-user "$(id -un)" --logs "$tmp/logs" "$@"
