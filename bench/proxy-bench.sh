@@ -2,7 +2,8 @@
 # Side-by-side loopback benchmark of the Portage L4 service proxy and L7 sidecar against HAProxy
 # and nginx. One command; everything (configs, logs) lives in a private temp dir, on private ports,
 # and every process started here is killed on exit.
-#   bench/proxy-bench.sh            # DURATION=5 (seconds per measurement), CONNS=50, THREADS=2
+#   bench/proxy-bench.sh            # DURATION=5 (seconds per measurement), CONNS=50, THREADS=2,
+#                                   # BASE_PORT=27100, PORTAGE=<launcher command>, KEEP_TMP=1
 # Prints markdown tables with ratios against the reference proxy.
 set -euo pipefail
 
@@ -12,6 +13,7 @@ CONNS=${CONNS:-50}
 THREADS=${THREADS:-2}
 BASE=${BASE_PORT:-27100}
 tmp=$(mktemp -d /tmp/portage-proxy-bench.XXXXXX)
+chmod 755 "$tmp" # nginx workers (another user) serve the static file from here
 pids=()
 
 cleanup() {
@@ -50,6 +52,7 @@ P_SC=$((BASE + 52)); P_SC_ADMIN=$((BASE + 53))
 SVC_PORT=8080
 
 head -c 1024 /dev/urandom | base64 -w0 | head -c 1024 >"$tmp/index.html"
+chmod 644 "$tmp/index.html"
 
 # nginx: one process holds the static backend, the stream (L4) proxies and the http (L7) proxy.
 stream_mod=$(ls /usr/lib/nginx/modules/ngx_stream_module.so 2>/dev/null || true)
@@ -82,7 +85,7 @@ bg iperf3 iperf3 -s -B 127.0.0.1 -p "$P_IPERF"
 
 cat >"$tmp/haproxy.cfg" <<HA
 global
-  maxconn 10000
+  maxconn 4096
   nbthread 1
 defaults
   timeout connect 5s
@@ -137,13 +140,14 @@ ports:
   - {name: http, protocol: TCP, port: $P_NGINX}
 CP
 
-portage="$root/bin/portage"
-"$portage" --version >/dev/null # builds the jar once, before anything is timed
-bg service-proxy "$portage" service-proxy --endpoints-file "$tmp/endpoints.yaml" --admin-port "$P_PT_ADMIN"
-bg control-plane "$portage" control-plane --source files --dir "$tmp/cp" \
+# PORTAGE overrides the launcher (e.g. PORTAGE="java -jar /path/portage.jar").
+read -r -a portage <<<"${PORTAGE:-$root/bin/portage}"
+"${portage[@]}" --version >/dev/null # builds the jar once, before anything is timed
+bg service-proxy "${portage[@]}" service-proxy --endpoints-file "$tmp/endpoints.yaml" --admin-port "$P_PT_ADMIN"
+bg control-plane "${portage[@]}" control-plane --source files --dir "$tmp/cp" \
   --grpc-port "$P_CP_GRPC" --admin-port "$P_CP_ADMIN"
 wait_port "$P_CP_GRPC"
-bg sidecar "$portage" sidecar --destination-addr "127.0.0.1:$P_CP_GRPC" \
+bg sidecar "${portage[@]}" sidecar --destination-addr "127.0.0.1:$P_CP_GRPC" \
   --outbound-port "$P_SC" --admin-port "$P_SC_ADMIN"
 for p in "$P_NGINX" "$P_IPERF" "$P_HA_TCP" "$P_HA_IPERF" "$P_NG_TCP" "$P_NG_IPERF" "$P_PT_TCP" \
   "$P_PT_IPERF" "$P_HA_HTTP" "$P_NG_HTTP" "$P_SC"; do
