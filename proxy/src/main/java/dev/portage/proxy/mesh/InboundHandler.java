@@ -23,6 +23,8 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.util.ReferenceCountUtil;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
@@ -106,12 +108,22 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
     keepAlive = protocol == HttpProtocol.H2C || HttpUtil.isKeepAlive(req);
     if (req.decoderResult().isFailure()) {
       keepAlive = false;
-      writeError(ctx, null, 400, "bad request: " + req.decoderResult().cause().getMessage());
+      Throwable cause = req.decoderResult().cause();
+      // Size limits get their own status so clients can tell "too big" from "garbled".
+      int status = cause instanceof TooLongHttpHeaderException ? 431
+          : cause instanceof TooLongHttpLineException ? 414
+          : 400;
+      writeError(ctx, null, status, "bad request: " + cause.getMessage());
+      return;
+    }
+    String host = req.headers().get(HttpHeaderNames.HOST);
+    if (host == null || host.isBlank()) {
+      writeError(ctx, null, 400, "missing Host header or :authority");
       return;
     }
     String authority = authority(req);
     if (authority == null) {
-      writeError(ctx, null, 400, "missing Host header or :authority");
+      writeError(ctx, null, 400, "invalid Host header or :authority: " + host.trim());
       return;
     }
     boolean hasBody = HttpFraming.hasBody(req, protocol, null);
@@ -128,7 +140,11 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
     stack.call(r).whenCompleteAsync((resp, err) -> respond(ctx, r, resp, err), ctx.executor());
   }
 
-  /** {@code host:port} in lower case from Host (HTTP/2's :authority arrives as Host); port 80 if absent. */
+  /**
+   * {@code host:port} in lower case from Host (HTTP/2's :authority arrives as Host); port 80 if
+   * absent; null if missing or not a host with an optional port in 1..65535 (such a name could
+   * never resolve, so it is refused before reaching discovery).
+   */
   static String authority(HttpRequest req) {
     String host = req.headers().get(HttpHeaderNames.HOST);
     if (host == null || host.isBlank()) {
@@ -136,8 +152,40 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
     }
     host = host.trim().toLowerCase(Locale.ROOT);
     int colon = host.lastIndexOf(':');
-    boolean hasPort = colon > 0 && colon > host.lastIndexOf(']');
-    return hasPort ? host : host + ":80";
+    boolean hasPort = colon >= 0 && colon > host.lastIndexOf(']');
+    if (!hasPort) {
+      return validHost(host) ? host + ":80" : null;
+    }
+    return validHost(host.substring(0, colon)) && validPort(host.substring(colon + 1)) ? host : null;
+  }
+
+  private static boolean validHost(String h) {
+    if (h.isEmpty()) {
+      return false;
+    }
+    if (h.startsWith("[") && h.endsWith("]")) {
+      return h.length() > 2;
+    }
+    for (int i = 0; i < h.length(); i++) {
+      char c = h.charAt(i);
+      if (!(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_')) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean validPort(String p) {
+    if (p.isEmpty() || p.length() > 5) {
+      return false;
+    }
+    for (int i = 0; i < p.length(); i++) {
+      if (p.charAt(i) < '0' || p.charAt(i) > '9') {
+        return false;
+      }
+    }
+    int port = Integer.parseInt(p);
+    return port >= 1 && port <= 65535;
   }
 
   private void respond(ChannelHandlerContext ctx, ProxyRequest r, ProxyResponse resp, Throwable err) {

@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# Side-by-side loopback benchmark of the Portage L4 service proxy and L7 sidecar against HAProxy
+# and nginx. One command; everything (configs, logs) lives in a private temp dir, on private ports,
+# and every process started here is killed on exit.
+#   bench/proxy-bench.sh            # DURATION=5 (seconds per measurement), CONNS=50, THREADS=2,
+#                                   # BASE_PORT=27100, PORTAGE=<launcher command>, KEEP_TMP=1
+# Prints markdown tables with ratios against the reference proxy.
+set -euo pipefail
+
+root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+DURATION=${DURATION:-5}
+CONNS=${CONNS:-50}
+THREADS=${THREADS:-2}
+BASE=${BASE_PORT:-27100}
+tmp=$(mktemp -d /tmp/portage-proxy-bench.XXXXXX)
+chmod 755 "$tmp" # nginx workers (another user) serve the static file from here
+pids=()
+
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  sleep 0.5
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  [[ -n ${KEEP_TMP:-} ]] || rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+bg() { # bg NAME CMD...: starts CMD in the background, logs to $tmp/NAME.log
+  local name=$1; shift
+  "$@" >"$tmp/$name.log" 2>&1 &
+  pids+=($!)
+}
+
+wait_port() { # wait_port PORT: up to 60 s for a listener on 127.0.0.1:PORT
+  local i
+  for i in $(seq 1 600); do
+    (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "port $1 never opened; logs in $tmp" >&2; KEEP_TMP=1; exit 1
+}
+
+# Ports.
+P_NGINX=$BASE            # nginx static backend (L4 and L7 origin)
+P_IPERF=$((BASE + 1))    # iperf3 -s backend
+P_HA_TCP=$((BASE + 10)); P_HA_IPERF=$((BASE + 11))
+P_NG_TCP=$((BASE + 20)); P_NG_IPERF=$((BASE + 21))
+P_PT_TCP=$((BASE + 30)); P_PT_IPERF=$((BASE + 31)); P_PT_ADMIN=$((BASE + 32))
+P_HA_HTTP=$((BASE + 40)); P_NG_HTTP=$((BASE + 41))
+P_CP_GRPC=$((BASE + 50)); P_CP_ADMIN=$((BASE + 51))
+P_SC=$((BASE + 52)); P_SC_ADMIN=$((BASE + 53))
+SVC_PORT=8080
+
+head -c 1024 /dev/urandom | base64 -w0 | head -c 1024 >"$tmp/index.html"
+chmod 644 "$tmp/index.html"
+
+# nginx: one process holds the static backend, the stream (L4) proxies and the http (L7) proxy.
+stream_mod=$(ls /usr/lib/nginx/modules/ngx_stream_module.so 2>/dev/null || true)
+cat >"$tmp/nginx.conf" <<NG
+${stream_mod:+load_module $stream_mod;}
+worker_processes 1;
+daemon off;
+pid $tmp/nginx.pid;
+error_log $tmp/nginx-error.log warn;
+events { worker_connections 4096; }
+stream {
+  server { listen 127.0.0.1:$P_NG_TCP; proxy_pass 127.0.0.1:$P_NGINX; }
+  server { listen 127.0.0.1:$P_NG_IPERF; proxy_pass 127.0.0.1:$P_IPERF; }
+}
+http {
+  access_log off;
+  client_body_temp_path $tmp/nb; proxy_temp_path $tmp/np; fastcgi_temp_path $tmp/nf;
+  uwsgi_temp_path $tmp/nu; scgi_temp_path $tmp/ns;
+  keepalive_requests 1000000;
+  upstream origin { server 127.0.0.1:$P_NGINX; keepalive 64; }
+  server { listen 127.0.0.1:$P_NGINX; root $tmp; location / { } }
+  server {
+    listen 127.0.0.1:$P_NG_HTTP;
+    location / { proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection ""; }
+  }
+}
+NG
+bg nginx nginx -c "$tmp/nginx.conf" -p "$tmp"
+bg iperf3 iperf3 -s -B 127.0.0.1 -p "$P_IPERF"
+
+cat >"$tmp/haproxy.cfg" <<HA
+global
+  maxconn 4096
+  nbthread 1
+defaults
+  timeout connect 5s
+  timeout client 60s
+  timeout server 60s
+listen tcp_http
+  mode tcp
+  bind 127.0.0.1:$P_HA_TCP
+  server s1 127.0.0.1:$P_NGINX
+listen tcp_iperf
+  mode tcp
+  bind 127.0.0.1:$P_HA_IPERF
+  server s1 127.0.0.1:$P_IPERF
+listen l7
+  mode http
+  option http-keep-alive
+  http-reuse always
+  bind 127.0.0.1:$P_HA_HTTP
+  server s1 127.0.0.1:$P_NGINX
+HA
+bg haproxy haproxy -f "$tmp/haproxy.cfg"
+
+cat >"$tmp/endpoints.yaml" <<EP
+services:
+  - name: http
+    listen: 127.0.0.1:$P_PT_TCP
+    endpoints: ["127.0.0.1:$P_NGINX"]
+  - name: iperf
+    listen: 127.0.0.1:$P_PT_IPERF
+    endpoints: ["127.0.0.1:$P_IPERF"]
+EP
+mkdir -p "$tmp/cp"
+cat >"$tmp/cp/bench.yaml" <<CP
+apiVersion: v1
+kind: Service
+metadata: {name: bench, namespace: default}
+spec:
+  ports:
+    - {name: http, protocol: TCP, port: $SVC_PORT, targetPort: $P_NGINX}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: bench-1
+  namespace: default
+  labels: {kubernetes.io/service-name: bench}
+addressType: IPv4
+endpoints:
+  - addresses: ["127.0.0.1"]
+    conditions: {ready: true}
+ports:
+  - {name: http, protocol: TCP, port: $P_NGINX}
+CP
+
+# PORTAGE overrides the launcher (e.g. PORTAGE="java -jar /path/portage.jar").
+read -r -a portage <<<"${PORTAGE:-$root/bin/portage}"
+"${portage[@]}" --version >/dev/null # builds the jar once, before anything is timed
+bg service-proxy "${portage[@]}" service-proxy --endpoints-file "$tmp/endpoints.yaml" --admin-port "$P_PT_ADMIN"
+bg control-plane "${portage[@]}" control-plane --source files --dir "$tmp/cp" \
+  --grpc-port "$P_CP_GRPC" --admin-port "$P_CP_ADMIN"
+wait_port "$P_CP_GRPC"
+bg sidecar "${portage[@]}" sidecar --destination-addr "127.0.0.1:$P_CP_GRPC" \
+  --outbound-port "$P_SC" --admin-port "$P_SC_ADMIN"
+for p in "$P_NGINX" "$P_IPERF" "$P_HA_TCP" "$P_HA_IPERF" "$P_NG_TCP" "$P_NG_IPERF" "$P_PT_TCP" \
+  "$P_PT_IPERF" "$P_HA_HTTP" "$P_NG_HTTP" "$P_SC"; do
+  wait_port "$p"
+done
+HOSTHDR="Host: bench.default.svc.cluster.local:$SVC_PORT"
+curl -fsS -o /dev/null -H "$HOSTHDR" "http://127.0.0.1:$P_SC/index.html" \
+  || { echo "sidecar does not serve the bench service; logs in $tmp" >&2; KEEP_TMP=1; exit 1; }
+
+# iperf PORT STREAMS -> Gbit/s (receiver side)
+iperf() {
+  iperf3 -c 127.0.0.1 -p "$1" -P "$2" -t "$DURATION" -J 2>/dev/null \
+    | python3 -c 'import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9))'
+}
+
+# wrkrun PORT [HEADER] -> "RPS P99MS" (a 1 s warm-up run first, not reported)
+wrkrun() {
+  local port=$1 hdr=${2:-} out
+  local args=(-t"$THREADS" -c"$CONNS" --latency)
+  [[ -n $hdr ]] && args+=(-H "$hdr")
+  wrk "${args[@]}" -d1s "http://127.0.0.1:$port/index.html" >/dev/null 2>&1 || true
+  out=$(wrk "${args[@]}" -d"${DURATION}s" "http://127.0.0.1:$port/index.html")
+  echo "$out" >>"$tmp/wrk.log"
+  if grep -q "Non-2xx" <<<"$out"; then echo "non-2xx responses on port $port" >&2; fi
+  local rps p99
+  rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+  p99=$(awk '$1 == "99%" {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; print v}' <<<"$out")
+  echo "$rps $p99"
+}
+
+ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print('%.2f' % (a/b) if b else 'n/a')" "$1" "$2"; }
+
+echo "# proxy-bench $(date -u +%FT%TZ) on $(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "duration ${DURATION}s per measurement, wrk -t$THREADS -c$CONNS, 1 KiB static file from nginx"
+echo
+echo "## L4 (TCP)"
+echo
+echo "| path | iperf3 1 stream Gbit/s | iperf3 4 streams Gbit/s | wrk req/s | wrk p99 ms | req/s vs HAProxy | p99 vs HAProxy |"
+echo "|---|---|---|---|---|---|---|"
+declare -A I1 I4 RPS P99
+for path in direct haproxy nginx portage; do
+  case $path in
+    direct) ip=$P_IPERF; hp=$P_NGINX ;;
+    haproxy) ip=$P_HA_IPERF; hp=$P_HA_TCP ;;
+    nginx) ip=$P_NG_IPERF; hp=$P_NG_TCP ;;
+    portage) ip=$P_PT_IPERF; hp=$P_PT_TCP ;;
+  esac
+  I1[$path]=$(iperf "$ip" 1)
+  I4[$path]=$(iperf "$ip" 4)
+  read -r RPS[$path] P99[$path] < <(wrkrun "$hp")
+done
+for path in direct haproxy nginx portage; do
+  echo "| $path | ${I1[$path]} ($(ratio "${I1[$path]}" "${I1[haproxy]}")×) | ${I4[$path]} ($(ratio "${I4[$path]}" "${I4[haproxy]}")×) | ${RPS[$path]} | ${P99[$path]} | $(ratio "${RPS[$path]}" "${RPS[haproxy]}") | $(ratio "${P99[$path]}" "${P99[haproxy]}") |"
+done
+echo
+echo "## L7 (HTTP/1.1 keep-alive)"
+echo
+echo "| proxy | wrk req/s | wrk p99 ms | req/s vs nginx | p99 vs nginx |"
+echo "|---|---|---|---|---|"
+declare -A LR LP
+read -r LR[nginx] LP[nginx] < <(wrkrun "$P_NG_HTTP")
+read -r LR[haproxy] LP[haproxy] < <(wrkrun "$P_HA_HTTP")
+read -r LR[sidecar] LP[sidecar] < <(wrkrun "$P_SC" "$HOSTHDR")
+for p in nginx haproxy sidecar; do
+  echo "| $p | ${LR[$p]} | ${LP[$p]} | $(ratio "${LR[$p]}" "${LR[nginx]}") | $(ratio "${LP[$p]}" "${LP[nginx]}") |"
+done
+echo
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
