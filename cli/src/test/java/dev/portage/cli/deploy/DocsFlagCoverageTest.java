@@ -1,0 +1,88 @@
+package dev.portage.cli.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.portage.cli.PortageCommand;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
+
+/** Every flag of every subcommand is documented on its component's page in docs/. */
+class DocsFlagCoverageTest {
+  private static final Path ROOT = RepoRoot.find();
+
+  /** The page that documents each subcommand's flags. */
+  static final Map<String, String> PAGES = Map.of(
+      "server", "docs/tunnel.md",
+      "agent", "docs/tunnel.md",
+      "control-plane", "docs/control-plane.md",
+      "service-proxy", "docs/service-proxy.md",
+      "sidecar", "docs/sidecar.md",
+      "hub", "docs/hub.md",
+      "quickstart", "docs/core.md");
+
+  @Test
+  void everySubcommandHasAPage() {
+    assertThat(PAGES.keySet()).containsExactlyInAnyOrderElementsOf(PortageCommand.commandLine().getSubcommands().keySet());
+  }
+
+  @ParameterizedTest(name = "portage {0}")
+  @ValueSource(strings = {"server", "agent", "control-plane", "service-proxy", "sidecar", "hub", "quickstart"})
+  void everyFlagOfTheSubcommandIsOnItsPage(String subcommand) throws IOException {
+    Path page = ROOT.resolve(PAGES.get(subcommand));
+    // TODO(lead): remove this skip once docs/hub.md (written on another branch) is merged.
+    if (subcommand.equals("hub") && !Files.exists(page)) {
+      Assumptions.abort("docs/hub.md is written on another branch");
+    }
+    CommandSpec spec = PortageCommand.commandLine().getSubcommands().get(subcommand).getCommandSpec();
+
+    assertThat(undocumented(spec, Files.readString(page))).as("flags of 'portage %s' missing from %s", subcommand, page)
+        .isEmpty();
+  }
+
+  @Test
+  void theGlobalFlagsAreOnTheCorePage() throws IOException {
+    CommandSpec top = PortageCommand.commandLine().getCommandSpec();
+
+    assertThat(undocumented(top, Files.readString(ROOT.resolve("docs/core.md")))).isEmpty();
+  }
+
+  @Test
+  void aMissingFlagIsNamed() {
+    CommandSpec sidecar = PortageCommand.commandLine().getSubcommands().get("sidecar").getCommandSpec();
+
+    assertThat(undocumented(sidecar, "| `--destination-addr HOST:PORT` | `--outbound-port` |"))
+        .contains("--outbound-bind-address", "--balancer")
+        .doesNotContain("--destination-addr", "--outbound-port");
+  }
+
+  /**
+   * Option names not written on the page as {@code `--name`} (or {@code `--name=...`}, {@code `--name VALUE`},
+   * {@code `--name[=...]`}). Help/version switches and options inherited from {@code portage} are skipped;
+   * hidden options are included: they are upstream flags Portage refuses, and the page must say so.
+   */
+  static List<String> undocumented(CommandSpec spec, String page) {
+    List<String> missing = new ArrayList<>();
+    for (OptionSpec o : spec.options()) {
+      if (o.usageHelp() || o.versionHelp() || o.inherited()) {
+        continue;
+      }
+      for (String name : o.names()) {
+        if (name.startsWith("--") && !Pattern.compile("`" + Pattern.quote(name) + "[`= \\[]").matcher(page).find()) {
+          missing.add(name);
+        }
+      }
+    }
+    return missing;
+  }
+}
