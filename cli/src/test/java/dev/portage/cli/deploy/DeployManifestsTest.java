@@ -93,7 +93,7 @@ class DeployManifestsTest {
         new Break("port that is not a number", "control-plane/deployment.yaml", "--grpc-port=8086", "--grpc-port=grpc",
             List.of(plane + " args: 'portage control-plane' rejects them", "--grpc-port", "'grpc'")),
         new Break("flag combination the command refuses", "tunnel-server/deployment.yaml",
-            "- --agent-service-account=portage-tunnel-agent\n", "",
+            "            - --agent-service-account=portage-tunnel-agent\n", "",
             List.of(server + " args: 'portage server' refuses this combination",
                 "--agent-namespace needs --agent-service-account")),
         new Break("upstream flag Portage only refuses", "tunnel-agent/deployment.yaml", "- --probe-interval=1s",
@@ -126,7 +126,7 @@ class DeployManifestsTest {
             List.of("deploy/control-plane/service.yaml (doc 1, Service kube-system/portage-control-plane) spec.selector: "
                 + "{app.kubernetes.io/name=portage-control} selects no workload in deploy/")),
         new Break("RBAC resource that is not a CRD", "control-plane/rbac.yaml", "- tagroutes", "- tagroute",
-            List.of("deploy/control-plane/rbac.yaml (doc 1, ClusterRole default/portage-control-plane) rules[2]: "
+            List.of("deploy/control-plane/rbac.yaml (doc 1, ClusterRole portage-control-plane) rules[2]: "
                 + "dubbo.apache.org/tagroute is not a CRD in deploy/crds",
                 plane + ": service account kube-system/portage-control-plane may not list dubbo.apache.org/tagroutes "
                     + "in every namespace (needed by --source=kubernetes (informer on dubbo.apache.org/v1alpha1/TagRoute))")),
@@ -174,7 +174,7 @@ class DeployManifestsTest {
     assertThat(problems).anySatisfy(p -> assertThat(p).contains(
         "--source=kubernetes watches linkerd.io/v1alpha2/ServiceProfile, which is neither built in nor a CRD in deploy/crds"));
     assertThat(problems).anySatisfy(p -> assertThat(p).contains(
-        "(doc 1, ClusterRole default/portage-control-plane) rules[3]: linkerd.io/serviceprofiles is not a CRD in deploy/crds"));
+        "(doc 1, ClusterRole portage-control-plane) rules[3]: linkerd.io/serviceprofiles is not a CRD in deploy/crds"));
   }
 
   private static void copyTree(Path from, Path to) throws IOException {

@@ -24,8 +24,12 @@ record ManifestDoc(Path file, int index, JsonNode node) {
     return node.path("metadata").path("namespace").asText("default");
   }
 
-  /** "deploy/x.yaml (doc 2, Deployment kube-system/foo)": the prefix of every problem about this document. */
+  /**
+   * "deploy/x.yaml (doc 2, Deployment kube-system/foo)", or "(doc 1, ClusterRole foo)" for an object
+   * without a namespace: the prefix of every problem about this document.
+   */
   String where() {
-    return file + " (doc " + index + ", " + kind() + " " + namespace() + "/" + name() + ")";
+    boolean namespaced = node.path("metadata").has("namespace");
+    return file + " (doc " + index + ", " + kind() + " " + (namespaced ? namespace() + "/" : "") + name() + ")";
   }
 }
