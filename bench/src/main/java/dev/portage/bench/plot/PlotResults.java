@@ -20,7 +20,7 @@ import org.knowm.xchart.style.Styler;
  * dev.portage.bench.plot.PlotResults docs/bench-results docs/img}. Single-threaded; runs once.
  */
 public final class PlotResults {
-  private static final int WIDTH = 900;
+  private static final int WIDTH = 1000;
   private static final int HEIGHT = 480;
 
   /** Series colours, in header order: Portage first in every CSV, so it is always the same blue. */
@@ -82,7 +82,7 @@ public final class PlotResults {
         .build();
     CategoryStyler styler = chart.getStyler();
     styler.setChartBackgroundColor(Color.WHITE);
-    styler.setLegendPosition(Styler.LegendPosition.InsideNE);
+    styler.setLegendPosition(Styler.LegendPosition.OutsideE);
     styler.setSeriesColors(PALETTE);
     styler.setDecimalPattern("#,##0.##");
     // the value on each bar: readers compare numbers, not bar heights

@@ -49,7 +49,7 @@ class PlotResultsTest {
 
     assertThat(written).containsExactly(tmp.resolve("img/other.png"), tmp.resolve("img/tunnel.png"));
     BufferedImage png = ImageIO.read(tmp.resolve("img/tunnel.png").toFile());
-    assertThat(png.getWidth()).isEqualTo(900);
+    assertThat(png.getWidth()).isEqualTo(1000);
     assertThat(png.getHeight()).isEqualTo(480);
   }
 
