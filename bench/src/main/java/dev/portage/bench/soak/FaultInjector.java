@@ -95,33 +95,29 @@ final class FaultInjector {
     long down = kind == FaultKind.STOP_HUB_UPSTREAM
         ? 3_000 + random.nextInt(9_000) : 1_000 + random.nextInt(4_000);
     long start = clock.now();
-    int index = open(new FaultWindow(kind, name, start, TimeUnit.MILLISECONDS.toNanos(down), -1, grace.toNanos()));
+    int index = open(new FaultWindow(kind, name, start, TimeUnit.MILLISECONDS.toNanos(down), -1, grace.toNanos(), false));
     log.printf("soak: %s fault: %s %s, down %d ms%n", SoakClock.format(start), kind.label, name, down);
     boolean ready;
     if (target == null) {
       upstream.stop();
-      if (stop.await(down, TimeUnit.MILLISECONDS)) {
-        upstream.start();
-        return;
-      }
+      stop.await(down, TimeUnit.MILLISECONDS);
       upstream.start();
       ready = true;
     } else {
       target.kill9();
-      if (stop.await(down, TimeUnit.MILLISECONDS)) {
-        target.start("restart after " + kind.label + " (soak ending)", clock.now());
-        return;
-      }
-      target.start("restart after " + kind.label, clock.now());
-      ready = target.awaitReady(READY_TIMEOUT, stop);
+      boolean ending = stop.await(down, TimeUnit.MILLISECONDS);
+      target.start("restart after " + kind.label + (ending ? " (soak ending)" : ""), clock.now());
+      ready = !ending && target.awaitReady(READY_TIMEOUT, stop);
     }
     long recovered = clock.now();
+    boolean cutShort = !ready && stop.getCount() == 0;
     synchronized (this) {
       windows.set(index, new FaultWindow(kind, name, start, TimeUnit.MILLISECONDS.toNanos(down),
-          ready ? recovered : -1, grace.toNanos()));
+          ready ? recovered : -1, grace.toNanos(), cutShort));
     }
     log.printf("soak: %s %s %s after %.1f s%n", SoakClock.format(recovered), name,
-        ready ? "ready again" : "NOT ready", (recovered - start) / 1e9);
+        ready ? "ready again" : cutShort ? "not ready yet when the soak ended" : "NOT ready",
+        (recovered - start) / 1e9);
   }
 
   private synchronized int open(FaultWindow w) {

@@ -43,7 +43,8 @@ final class HttpGetClient implements AutoCloseable {
     this.timeout = timeout;
   }
 
-  void once(SplittableRandom random) {
+  /** Runs one request and records it; returns whether it succeeded. */
+  boolean once(SplittableRandom random) {
     String authority = authorities.get((int) (turn++ % authorities.size()));
     double lo = Math.log(MIN_SIZE);
     double hi = Math.log(MAX_SIZE);
@@ -61,16 +62,17 @@ final class HttpGetClient implements AutoCloseable {
         String text = new String(body, 0, Math.min(body.length, 120), StandardCharsets.UTF_8)
             .replaceAll("\\s+", " ").strip();
         stats.failure(start, clock.now(), false, where + ": HTTP " + rsp.statusCode() + " " + text);
-        return;
+        return false;
       }
       byte[] expected = Payloads.bytes(seed, size);
       if (body.length != size || Payloads.crc(body) != Payloads.crc(expected)) {
         stats.mismatch(start, clock.now(), where + ": got " + body.length + " B, crc "
             + Long.toHexString(Payloads.crc(body)) + " != " + Long.toHexString(Payloads.crc(expected))
             + " from " + rsp.headers().firstValue("X-Backend").orElse("?"));
-        return;
+        return false;
       }
       stats.success(size);
+      return true;
     } catch (HttpTimeoutException e) {
       stats.failure(start, clock.now(), true, where + ": no answer within " + timeout.toSeconds() + " s");
     } catch (IOException e) {
@@ -79,6 +81,7 @@ final class HttpGetClient implements AutoCloseable {
       Thread.currentThread().interrupt();
       stats.failure(start, clock.now(), false, where + ": interrupted");
     }
+    return false;
   }
 
   @Override

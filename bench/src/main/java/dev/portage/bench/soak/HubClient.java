@@ -33,7 +33,8 @@ final class HubClient implements AutoCloseable {
     this.timeout = timeout;
   }
 
-  void once(SplittableRandom random) {
+  /** Runs one request and records it; returns whether it succeeded. */
+  boolean once(SplittableRandom random) {
     boolean list = random.nextBoolean();
     int pod = random.nextInt(FakeApiServer.PODS);
     String path = "/api/v1/namespaces/" + FakeApiServer.NAMESPACE + "/pods"
@@ -49,22 +50,23 @@ final class HubClient implements AutoCloseable {
       if (rsp.statusCode() != 200) {
         stats.failure(start, clock.now(), false, where + ": HTTP " + rsp.statusCode() + " "
             + body.substring(0, Math.min(body.length(), 120)).replaceAll("\\s+", " "));
-        return;
+        return false;
       }
       if (list) {
         for (int i = 0; i < FakeApiServer.PODS; i++) {
           if (!body.contains("\"" + FakeApiServer.podName(i) + "\"")) {
             stats.failure(start, clock.now(), false, where + ": 200 without " + FakeApiServer.podName(i)
                 + " (" + body.length() + " chars)");
-            return;
+            return false;
           }
         }
       } else if (!body.contains("\"name\":\"" + FakeApiServer.podName(pod) + "\"")) {
         stats.failure(start, clock.now(), false, where + ": 200 without its name: "
             + body.substring(0, Math.min(body.length(), 120)));
-        return;
+        return false;
       }
       stats.success(0);
+      return true;
     } catch (HttpTimeoutException e) {
       stats.failure(start, clock.now(), true, where + ": no answer within " + timeout.toSeconds() + " s");
     } catch (IOException e) {
@@ -73,6 +75,7 @@ final class HubClient implements AutoCloseable {
       Thread.currentThread().interrupt();
       stats.failure(start, clock.now(), false, where + ": interrupted");
     }
+    return false;
   }
 
   @Override

@@ -28,7 +28,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * Fault-injection soak: every Portage component as a real child process of the runnable jar on
@@ -43,9 +43,10 @@ import java.util.function.Consumer;
  */
 public final class Soak {
   private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(20);
-  private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(240);
   private static final Duration SAMPLE_EVERY = Duration.ofSeconds(5);
   private static final Duration GRACE = Duration.ofSeconds(5);
+  private static final Duration FAILURE_PAUSE = Duration.ofMillis(100);
   private static final List<String> BACKEND_ADDRESSES = List.of("127.0.0.11", "127.0.0.12", "127.0.0.13", "127.0.0.14");
 
   private final SoakOptions options;
@@ -92,6 +93,8 @@ public final class Soak {
 
   /** The harness could not bring the components up; nothing was measured. */
   private static final class SetupException extends Exception {
+    private static final long serialVersionUID = 1L;
+
     SetupException(String message) {
       super(message);
     }
@@ -191,7 +194,7 @@ public final class Soak {
       stats.put(t, new PathStats(t));
     }
     List<String> scAuthorities = List.of(Manifests.WEB + Manifests.DOMAIN, Manifests.SPLIT + Manifests.DOMAIN);
-    Map<Traffic, java.util.function.Function<PathStats, Consumer<SplittableRandom>>> clients = new EnumMap<>(Traffic.class);
+    Map<Traffic, java.util.function.Function<PathStats, Predicate<SplittableRandom>>> clients = new EnumMap<>(Traffic.class);
     clients.put(Traffic.TUNNEL, s -> new TunnelClient(connectAddrs, echo.port(), s, clock,
         (int) REQUEST_TIMEOUT.toMillis())::once);
     clients.put(Traffic.SERVICE_PROXY, s -> track(new HttpGetClient("http://127.0.0.1:" + spPort,
@@ -314,17 +317,25 @@ public final class Soak {
     };
   }
 
-  private List<Thread> startWorkers(Map<Traffic, java.util.function.Function<PathStats, Consumer<SplittableRandom>>> clients,
+  private List<Thread> startWorkers(Map<Traffic, java.util.function.Function<PathStats, Predicate<SplittableRandom>>> clients,
       Map<Traffic, PathStats> stats) {
     List<Thread> workers = new ArrayList<>();
     int index = 0;
     for (Traffic t : Traffic.values()) {
       for (int i = 0; i < share(t); i++) {
-        Consumer<SplittableRandom> client = clients.get(t).apply(stats.get(t));
+        Predicate<SplittableRandom> client = clients.get(t).apply(stats.get(t));
         SplittableRandom random = new SplittableRandom(options.seed() * 31 + index++);
         workers.add(Thread.ofPlatform().name("soak-" + t.name().toLowerCase(Locale.ROOT) + "-" + i).start(() -> {
-          while (stop.getCount() > 0) {
-            client.accept(random);
+          try {
+            while (stop.getCount() > 0) {
+              // A failed request is followed by a short pause: a refused port fails in microseconds,
+              // and a busy loop on it would only burn the CPU the components need to recover.
+              if (!client.test(random)) {
+                stop.await(FAILURE_PAUSE.toMillis(), TimeUnit.MILLISECONDS);
+              }
+            }
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
           }
         }));
       }
@@ -333,18 +344,15 @@ public final class Soak {
   }
 
   /** Each path must work once before the soak starts (up to 60 s), else the setup is wrong. */
-  private void preflight(Map<Traffic, java.util.function.Function<PathStats, Consumer<SplittableRandom>>> clients,
+  private void preflight(Map<Traffic, java.util.function.Function<PathStats, Predicate<SplittableRandom>>> clients,
       SoakClock clock) throws SetupException, InterruptedException {
     for (Traffic t : Traffic.values()) {
       PathStats s = new PathStats(t);
-      Consumer<SplittableRandom> client = clients.get(t).apply(s);
+      Predicate<SplittableRandom> client = clients.get(t).apply(s);
       SplittableRandom random = new SplittableRandom(1);
       long deadline = clock.now() + TimeUnit.SECONDS.toNanos(60);
-      while (s.succeeded() == 0 && clock.now() < deadline) {
-        client.accept(random);
-        if (s.succeeded() == 0) {
-          stop.await(500, TimeUnit.MILLISECONDS);
-        }
+      while (clock.now() < deadline && !client.test(random)) {
+        stop.await(500, TimeUnit.MILLISECONDS);
       }
       if (s.succeeded() == 0) {
         List<PathStats.Failure> f = s.failures();

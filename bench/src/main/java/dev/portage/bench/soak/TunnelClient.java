@@ -46,7 +46,8 @@ final class TunnelClient {
     return (int) Math.min(MAX_SIZE, Math.round(Math.exp(lo + random.nextDouble() * (hi - lo))));
   }
 
-  void once(SplittableRandom random) {
+  /** Runs one request and records it; returns whether it succeeded. */
+  boolean once(SplittableRandom random) {
     int index = (int) (turn++ % servers.size());
     InetSocketAddress server = servers.get(index);
     int size = size(random);
@@ -70,7 +71,7 @@ final class TunnelClient {
       String statusLine = head.lines().findFirst().orElse("");
       if (!statusLine.matches("HTTP/1\\.[01] 200.*")) {
         stats.failure(start, clock.now(), false, where + ": CONNECT answered '" + statusLine + "' " + snippet(in));
-        return;
+        return false;
       }
       byte[] payload = Payloads.bytes(seed, size);
       writer = Thread.ofVirtual().start(() -> {
@@ -92,7 +93,7 @@ final class TunnelClient {
           IOException w = writeError.get();
           stats.failure(start, clock.now(), false, where + ": EOF after " + got + " B echoed"
               + (w == null ? "" : " (write: " + w.getMessage() + ")"));
-          return;
+          return false;
         }
         crc.update(buf, 0, n);
         got += n;
@@ -101,9 +102,10 @@ final class TunnelClient {
       if (crc.getValue() != expected) {
         stats.mismatch(start, clock.now(), where + ": crc " + Long.toHexString(crc.getValue())
             + " != " + Long.toHexString(expected));
-        return;
+        return false;
       }
       stats.success(size);
+      return true;
     } catch (SocketTimeoutException e) {
       stats.failure(start, clock.now(), true, where + ": no progress for " + timeoutMillis + " ms");
     } catch (IOException e) {
@@ -117,6 +119,7 @@ final class TunnelClient {
         }
       }
     }
+    return false;
   }
 
   /** The response head up to the blank line (at most 8 KiB). */
