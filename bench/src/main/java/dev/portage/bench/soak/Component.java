@@ -111,7 +111,7 @@ final class Component {
    * Polls the ready URL (any 200) until it answers, the process dies, {@code stop} opens, or the
    * timeout passes. Returns whether it became ready.
    */
-  boolean awaitReady(Duration timeout, CountDownLatch stop) throws InterruptedException {
+  boolean awaitReady(Duration timeout, CountDownLatch stop, SoakClock clock) throws InterruptedException {
     long deadline = TICKER.nanoTime() + timeout.toNanos();
     HttpRequest req = HttpRequest.newBuilder(readyUri).timeout(Duration.ofSeconds(2)).GET().build();
     while (TICKER.nanoTime() < deadline) {
@@ -121,6 +121,7 @@ final class Component {
       }
       try {
         if (PROBE.send(req, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+          series.ready(p.pid(), clock.now());
           return true;
         }
       } catch (IOException e) {

@@ -107,7 +107,7 @@ final class FaultInjector {
       target.kill9();
       boolean ending = stop.await(down, TimeUnit.MILLISECONDS);
       target.start("restart after " + kind.label + (ending ? " (soak ending)" : ""), clock.now());
-      ready = !ending && target.awaitReady(READY_TIMEOUT, stop);
+      ready = !ending && target.awaitReady(READY_TIMEOUT, stop, clock);
     }
     long recovered = clock.now();
     boolean cutShort = !ready && stop.getCount() == 0;

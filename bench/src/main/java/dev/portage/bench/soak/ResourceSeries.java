@@ -24,6 +24,9 @@ final class ResourceSeries {
     final long startNanos;
     final List<ProcSample> samples = new ArrayList<>();
     ProcSample settled; // after the load stopped
+    long readyNanos = -1;
+    long heapBaseline = -1;
+    long heapEnd = -1;
 
     Instance(long pid, long startNanos) {
       this.pid = pid;
@@ -34,12 +37,15 @@ final class ResourceSeries {
   /** The verdict for the latest instance; {@code judged} false when it had too few samples. */
   record Verdict(boolean judged, int samples, long rssFirstMax, long rssLastMax, int threadsFirstMax,
       int threadsLastMax, int fdBaseline, int fdEnd, boolean rssFlat, boolean threadsFlat,
-      boolean fdsBack, long rssMaxAll, int threadsMaxAll) {
+      boolean fdsBack, long rssMaxAll, int threadsMaxAll, long heapBaseline, long heapEnd, boolean heapFlat) {
 
     boolean leak() {
-      return judged && !(rssFlat && threadsFlat && fdsBack);
+      return judged && !(rssFlat && threadsFlat && fdsBack && heapFlat);
     }
   }
+
+  /** Live heap may grow by this much on top of the ratio (caches filling, JIT metadata). */
+  static final long HEAP_SLACK = 8L << 20;
 
   private final List<Instance> instances = new ArrayList<>();
 
@@ -51,6 +57,26 @@ final class ResourceSeries {
     Instance i = current();
     if (i != null && i.pid == s.pid()) {
       i.samples.add(s);
+    }
+  }
+
+  /** The instance with this pid answered its readiness probe at {@code nanos}: warm-up counts from here. */
+  synchronized void ready(long pid, long nanos) {
+    Instance i = current();
+    if (i != null && i.pid == pid && i.readyNanos < 0) {
+      i.readyNanos = nanos;
+    }
+  }
+
+  /** Live heap after a full GC of the instance with this pid: after warm-up, or at the end. */
+  synchronized void liveHeap(long pid, long bytes, boolean end) {
+    Instance i = current();
+    if (i != null && i.pid == pid) {
+      if (end) {
+        i.heapEnd = bytes;
+      } else {
+        i.heapBaseline = bytes;
+      }
     }
   }
 
@@ -85,15 +111,16 @@ final class ResourceSeries {
     }
     Instance i = current();
     List<ProcSample> after = new ArrayList<>();
-    if (i != null) {
+    if (i != null && i.readyNanos >= 0) {
       for (ProcSample s : i.samples) {
-        if (s.atNanos() - i.startNanos >= warmupNanos) {
+        if (s.atNanos() - i.readyNanos >= warmupNanos) {
           after.add(s);
         }
       }
     }
     if (after.size() < MIN_SAMPLES) {
-      return new Verdict(false, after.size(), 0, 0, 0, 0, 0, 0, true, true, true, rssMaxAll, threadsMaxAll);
+      return new Verdict(false, after.size(), 0, 0, 0, 0, 0, 0, true, true, true, rssMaxAll, threadsMaxAll,
+          -1, -1, true);
     }
     int q = after.size() / 4;
     List<ProcSample> first = after.subList(0, q);
@@ -108,7 +135,9 @@ final class ResourceSeries {
     boolean rssFlat = rssLast <= rssFirst * (1 + FLAT);
     boolean threadsFlat = thLast <= thFirst * (1 + FLAT) + THREAD_SLACK;
     boolean fdsBack = end.fds() <= fdBaseline * (1 + FLAT) + FD_SLACK;
+    boolean heapFlat = i.heapBaseline < 0 || i.heapEnd < 0
+        || i.heapEnd <= i.heapBaseline * (1 + FLAT) + HEAP_SLACK;
     return new Verdict(true, after.size(), rssFirst, rssLast, thFirst, thLast, fdBaseline, end.fds(),
-        rssFlat, threadsFlat, fdsBack, rssMaxAll, threadsMaxAll);
+        rssFlat, threadsFlat, fdsBack, rssMaxAll, threadsMaxAll, i.heapBaseline, i.heapEnd, heapFlat);
   }
 }

@@ -140,7 +140,7 @@ public final class Soak {
     int hubSecure = freePort();
 
     List<String> java = List.of(ProcessHandle.current().info().command().orElse("java"),
-        "-Xmx" + options.heap(), "-XX:+ExitOnOutOfMemoryError", "--enable-native-access=ALL-UNNAMED",
+        "-Xms" + options.heap(), "-Xmx" + options.heap(), "-XX:+AlwaysPreTouch", "-XX:+ExitOnOutOfMemoryError", "--enable-native-access=ALL-UNNAMED",
         "-jar", options.jar().toAbsolutePath().toString());
     Path logs = Files.createDirectories(work.resolve("logs"));
     Component cp = component("control-plane", java, logs, cpAdmin, "/readyz", "control-plane", "--source", "files",
@@ -179,7 +179,7 @@ public final class Soak {
       c.start("initial", clock.now());
     }
     for (Component c : components) {
-      if (!c.awaitReady(START_TIMEOUT, stop)) {
+      if (!c.awaitReady(START_TIMEOUT, stop, clock)) {
         throw new SetupException(c.name + " not ready within " + START_TIMEOUT.toSeconds() + " s; log "
             + c.log() + ":\n" + String.join("\n", Sampler.tail(c.log(), 20)));
       }
@@ -212,6 +212,7 @@ public final class Soak {
     // Series times are soak-relative from here on: the instances started before it count from 0.
     for (Component c : components) {
       c.series().newInstance(c.pid(), 0);
+      c.series().ready(c.pid(), 0);
     }
     clients.clear();
     clients.put(Traffic.TUNNEL, s -> new TunnelClient(connectAddrs, echo.port(), s, soakClock,
@@ -246,6 +247,16 @@ public final class Soak {
         faults.run(warmup, duration - TimeUnit.SECONDS.toNanos(15), stop));
 
     List<Thread> workers = startWorkers(clients, stats);
+    // Live heap of each component once warm (on a thread of its own: jcmd is slow under load).
+    Thread heapBaseline = Thread.ofPlatform().name("soak-heap").start(() -> {
+      try {
+        if (!stop.await(warmup, TimeUnit.NANOSECONDS)) {
+          liveHeaps(false);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
     stop.await(duration, TimeUnit.NANOSECONDS);
     stop.countDown();
     out.println("soak: " + SoakClock.format(soakClock.now()) + " load stopped; waiting for workers");
@@ -263,6 +274,8 @@ public final class Soak {
     new CountDownLatch(1).await(5, TimeUnit.SECONDS); // let connections drain before the fd count
     sampler.settled();
     timers.shutdownNow();
+    heapBaseline.join(Duration.ofSeconds(120));
+    liveHeaps(true);
 
     Map<String, Integer> exits = new LinkedHashMap<>();
     for (Component c : components) {
@@ -406,6 +419,19 @@ public final class Soak {
       }
     }
     throw new SetupException("no port free on all of " + BACKEND_ADDRESSES);
+  }
+
+  /** Live heap after a full GC of every live component, recorded as its baseline or end figure. */
+  private void liveHeaps(boolean end) {
+    for (Component c : components) {
+      long pid = c.pid();
+      if (c.alive()) {
+        long bytes = LiveHeap.measure(pid);
+        if (bytes >= 0) {
+          c.series().liveHeap(pid, bytes, end);
+        }
+      }
+    }
   }
 
   private void writeSamples(Path csv) throws IOException {

@@ -85,8 +85,8 @@ final class SoakReport {
     b.append("\nA failure is \"in a fault window\" when it overlaps a fault that may break its path (tunnel: agent or server kill; "
         + "service proxy and sidecar: control-plane kill; hub: upstream stop), from the kill until the target is ready again plus the grace period.\n");
 
-    b.append("\n| component | starts | RSS max MiB | RSS first→last quarter (max MiB) | threads first→last quarter (max) | open fds baseline→end | verdict |\n");
-    b.append("|---|---|---|---|---|---|---|\n");
+    b.append("\n| component | starts | RSS max MiB | RSS first→last quarter (max MiB) | threads first→last quarter (max) | open fds baseline→end | live heap after GC, warm→end (MiB) | verdict |\n");
+    b.append("|---|---|---|---|---|---|---|---|\n");
     for (Component c : in.components()) {
       ResourceSeries.Verdict v = c.series().verdict(in.warmupNanos());
       String verdict;
@@ -103,21 +103,29 @@ final class SoakReport {
         if (!v.fdsBack()) {
           what.add("fds " + v.fdBaseline() + "→" + v.fdEnd());
         }
+        if (!v.heapFlat()) {
+          what.add("live heap " + mib(v.heapBaseline()) + "→" + mib(v.heapEnd()) + " MiB");
+        }
         verdict = "**LEAK?** " + String.join(", ", what);
         problems.add(c.name + ": " + String.join(", ", what));
       } else {
         verdict = "flat";
       }
-      b.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s |%n", c.name, c.instances(),
+      b.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s |%n", c.name, c.instances(),
           mib(v.rssMaxAll()),
           v.judged() ? mib(v.rssFirstMax()) + " → " + mib(v.rssLastMax()) : "–",
           v.judged() ? v.threadsFirstMax() + " → " + v.threadsLastMax() : "max " + v.threadsMaxAll(),
-          v.judged() ? v.fdBaseline() + " → " + v.fdEnd() : "–", verdict));
+          v.judged() ? v.fdBaseline() + " → " + v.fdEnd() : "–",
+          v.heapBaseline() >= 0 && v.heapEnd() >= 0 ? mib(v.heapBaseline()) + " → " + mib(v.heapEnd()) : "–",
+          verdict));
     }
     b.append("\nLeak rule (latest instance of each component, samples every 5 s after warm-up): RSS and threads of the last quarter within +"
         + (int) (ResourceSeries.FLAT * 100) + " % of the first quarter (threads +" + ResourceSeries.THREAD_SLACK
         + "), open fds after the load stopped within +" + (int) (ResourceSeries.FLAT * 100) + " % (+" + ResourceSeries.FD_SLACK
-        + ") of the first quarter's median.\n");
+        + ") of the first quarter's median; live heap after a full GC (jcmd) at the end within +"
+        + (int) (ResourceSeries.FLAT * 100) + " % (+8 MiB) of the figure after warm-up. Warm-up counts from when the"
+        + " instance answered its readiness probe. Children run with -Xms = -Xmx and -XX:+AlwaysPreTouch, so RSS growth"
+        + " is off-heap growth (direct buffers, threads, metaspace, code).\n");
 
     b.append("\n| t | fault | target | down | ready again after |\n|---|---|---|---|---|\n");
     for (FaultWindow w : in.windows()) {
