@@ -41,13 +41,15 @@ stale() { # stale JAR DIRS...: JAR missing or older than any source under DIRS
   local jar=$1; shift
   [[ ! -f $jar ]] || [[ -n $(find "$@" -type f -newer "$jar" -print -quit 2>/dev/null) ]]
 }
-srcs=("$root"/{api,core,tunnel,control,hub,proxy,cli}/src/main "$root"/{api,core,tunnel,control,hub,proxy,cli}/pom.xml)
-if stale "$portage_jar" "${srcs[@]}" || stale "$bench_jar" "${srcs[@]}" "$root/bench/src/main" "$root/bench/pom.xml"; then
-  echo "soak: building $portage_jar and $bench_jar" >&2
-  (cd "$root" && JAVA_HOME="$java_home" mvn -B -q -ntp -o -pl cli,bench -am package -DskipTests >&2 \
-    || JAVA_HOME="$java_home" mvn -B -q -ntp -pl cli,bench -am package -DskipTests >&2) \
-    || die "build failed; run 'mvn -B -pl cli,bench -am package -DskipTests' in $root to see why"
-fi
+build() { # build MODULE: the module and what it needs, through the reactor (never mvn install)
+  echo "soak: building $1 (jar missing or older than its sources)" >&2
+  (cd "$root" && { JAVA_HOME="$java_home" mvn -B -q -ntp -o -pl "$1" -am package -DskipTests >&2 \
+    || JAVA_HOME="$java_home" mvn -B -q -ntp -pl "$1" -am package -DskipTests >&2; }) \
+    || die "build failed; run 'mvn -B -pl $1 -am package -DskipTests' in $root to see why"
+}
+srcs=("$root"/{api,core,tunnel,control,hub,proxy}/src/main "$root"/{api,core,tunnel,control,hub,proxy}/pom.xml)
+stale "$portage_jar" "${srcs[@]}" "$root/cli/src/main" "$root/cli/pom.xml" && build cli
+stale "$bench_jar" "$root"/{api,core,tunnel,control}/src/main "$root/bench/src/main" "$root/bench/pom.xml" && build bench
 
 # Runs of 2 minutes or more are recorded; shorter (smoke) runs only print.
 secs=$(python3 -c 'import re,sys; m=re.fullmatch(r"(?:(\d+)m)?(?:(\d+)s)?", sys.argv[1]); print(int(m.group(1) or 0)*60+int(m.group(2) or 0) if m else 0)' "$duration" 2>/dev/null || echo 0)

@@ -26,6 +26,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class Component {
   private static final Ticker TICKER = Ticker.system();
+  private static final long SIGNAL_GAP_MILLIS = 2_000;
   private static final HttpClient PROBE = HttpClient.newBuilder()
       .connectTimeout(Duration.ofSeconds(2)).version(HttpClient.Version.HTTP_1_1).build();
 
@@ -87,7 +88,8 @@ final class Component {
     expectedDown = true;
     for (int i = 0; i < signals && p.isAlive(); i++) {
       p.destroy();
-      if (p.waitFor(signals > 1 && i + 1 < signals ? 1 : grace.toMillis(), TimeUnit.MILLISECONDS)) {
+      // A second SIGTERM sent while the first is still pending is merged into it by the kernel.
+      if (p.waitFor(i + 1 < signals ? SIGNAL_GAP_MILLIS : grace.toMillis(), TimeUnit.MILLISECONDS)) {
         break;
       }
     }

@@ -277,8 +277,9 @@ public final class Soak {
     heapBaseline.join(Duration.ofSeconds(120));
     liveHeaps(true);
 
+    // Clients before the servers they talk to, so a stop is not slowed by reconnect attempts.
     Map<String, Integer> exits = new LinkedHashMap<>();
-    for (Component c : components) {
+    for (Component c : List.of(hub, sc, sp, agents.get(0), agents.get(1), servers.get(0), servers.get(1), cp)) {
       exits.put(c.name, c.stop(c.name.startsWith("agent") ? 2 : 1, Duration.ofSeconds(15)));
     }
     writeSamples(work.resolve("samples.csv"));
