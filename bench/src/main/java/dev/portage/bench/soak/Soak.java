@@ -193,16 +193,8 @@ public final class Soak {
     for (Traffic t : Traffic.values()) {
       stats.put(t, new PathStats(t));
     }
-    List<String> scAuthorities = List.of(Manifests.WEB + Manifests.DOMAIN, Manifests.SPLIT + Manifests.DOMAIN);
-    Map<Traffic, java.util.function.Function<PathStats, Predicate<SplittableRandom>>> clients = new EnumMap<>(Traffic.class);
-    clients.put(Traffic.TUNNEL, s -> new TunnelClient(connectAddrs, echo.port(), s, clock,
-        (int) REQUEST_TIMEOUT.toMillis())::once);
-    clients.put(Traffic.SERVICE_PROXY, s -> track(new HttpGetClient("http://127.0.0.1:" + spPort,
-        List.of(Manifests.WEB + Manifests.DOMAIN), s, clock, REQUEST_TIMEOUT))::once);
-    clients.put(Traffic.SIDECAR, s -> track(new HttpGetClient("http://127.0.0.1:" + scPort,
-        scAuthorities, s, clock, REQUEST_TIMEOUT))::once);
-    clients.put(Traffic.HUB, s -> track(new HubClient("http://127.0.0.1:" + hubPort, s, clock, REQUEST_TIMEOUT))::once);
-    preflight(clients, clock);
+    Targets targets = new Targets(connectAddrs, echo.port(), spPort, scPort, hubPort);
+    preflight(targets, clock);
 
     // The soak proper.
     long duration = options.duration().toNanos();
@@ -214,14 +206,6 @@ public final class Soak {
       c.series().newInstance(c.pid(), 0);
       c.series().ready(c.pid(), 0);
     }
-    clients.clear();
-    clients.put(Traffic.TUNNEL, s -> new TunnelClient(connectAddrs, echo.port(), s, soakClock,
-        (int) REQUEST_TIMEOUT.toMillis())::once);
-    clients.put(Traffic.SERVICE_PROXY, s -> track(new HttpGetClient("http://127.0.0.1:" + spPort,
-        List.of(Manifests.WEB + Manifests.DOMAIN), s, soakClock, REQUEST_TIMEOUT))::once);
-    clients.put(Traffic.SIDECAR, s -> track(new HttpGetClient("http://127.0.0.1:" + scPort,
-        scAuthorities, s, soakClock, REQUEST_TIMEOUT))::once);
-    clients.put(Traffic.HUB, s -> track(new HubClient("http://127.0.0.1:" + hubPort, s, soakClock, REQUEST_TIMEOUT))::once);
 
     ScheduledExecutorService timers = Executors.newScheduledThreadPool(2,
         r -> Thread.ofPlatform().daemon().name("soak-timer").unstarted(r));
@@ -246,7 +230,7 @@ public final class Soak {
     Thread faultThread = Thread.ofPlatform().name("soak-faults").start(() ->
         faults.run(warmup, duration - TimeUnit.SECONDS.toNanos(15), stop));
 
-    List<Thread> workers = startWorkers(clients, stats);
+    List<Thread> workers = startWorkers(targets, soakClock, stats);
     // Live heap of each component once warm (on a thread of its own: jcmd is slow under load).
     Thread heapBaseline = Thread.ofPlatform().name("soak-heap").start(() -> {
       try {
@@ -331,13 +315,28 @@ public final class Soak {
     };
   }
 
-  private List<Thread> startWorkers(Map<Traffic, java.util.function.Function<PathStats, Predicate<SplittableRandom>>> clients,
-      Map<Traffic, PathStats> stats) {
+  /** Where the workers send their requests. */
+  private record Targets(List<InetSocketAddress> connect, int echoPort, int serviceProxyPort, int sidecarPort,
+      int hubPort) {}
+
+  /** A new client for one worker of path {@code t}, recording into {@code s}. */
+  private Predicate<SplittableRandom> client(Traffic t, Targets to, PathStats s, SoakClock clock) {
+    return switch (t) {
+      case TUNNEL -> new TunnelClient(to.connect(), to.echoPort(), s, clock, (int) REQUEST_TIMEOUT.toMillis())::once;
+      case SERVICE_PROXY -> track(new HttpGetClient("http://127.0.0.1:" + to.serviceProxyPort(),
+          List.of(Manifests.WEB + Manifests.DOMAIN), s, clock, REQUEST_TIMEOUT))::once;
+      case SIDECAR -> track(new HttpGetClient("http://127.0.0.1:" + to.sidecarPort(),
+          List.of(Manifests.WEB + Manifests.DOMAIN, Manifests.SPLIT + Manifests.DOMAIN), s, clock, REQUEST_TIMEOUT))::once;
+      case HUB -> track(new HubClient("http://127.0.0.1:" + to.hubPort(), s, clock, REQUEST_TIMEOUT))::once;
+    };
+  }
+
+  private List<Thread> startWorkers(Targets targets, SoakClock clock, Map<Traffic, PathStats> stats) {
     List<Thread> workers = new ArrayList<>();
     int index = 0;
     for (Traffic t : Traffic.values()) {
       for (int i = 0; i < share(t); i++) {
-        Predicate<SplittableRandom> client = clients.get(t).apply(stats.get(t));
+        Predicate<SplittableRandom> client = client(t, targets, stats.get(t), clock);
         SplittableRandom random = new SplittableRandom(options.seed() * 31 + index++);
         workers.add(Thread.ofPlatform().name("soak-" + t.name().toLowerCase(Locale.ROOT) + "-" + i).start(() -> {
           try {
@@ -358,11 +357,10 @@ public final class Soak {
   }
 
   /** Each path must work once before the soak starts (up to 60 s), else the setup is wrong. */
-  private void preflight(Map<Traffic, java.util.function.Function<PathStats, Predicate<SplittableRandom>>> clients,
-      SoakClock clock) throws SetupException, InterruptedException {
+  private void preflight(Targets targets, SoakClock clock) throws SetupException, InterruptedException {
     for (Traffic t : Traffic.values()) {
       PathStats s = new PathStats(t);
-      Predicate<SplittableRandom> client = clients.get(t).apply(s);
+      Predicate<SplittableRandom> client = client(t, targets, s, clock);
       SplittableRandom random = new SplittableRandom(1);
       long deadline = clock.now() + TimeUnit.SECONDS.toNanos(60);
       while (clock.now() < deadline && !client.test(random)) {
