@@ -75,6 +75,12 @@ final class Manifests {
     }
   }
 
+  /** Makes {@code address} the only endpoint of {@code soak-web} (the convergence check). */
+  void pinWeb(String address) throws IOException {
+    changes++;
+    write("soak-web-slice.yaml", slice(WEB, List.of(address)));
+  }
+
   long changes() {
     return changes;
   }

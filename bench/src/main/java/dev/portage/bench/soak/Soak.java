@@ -47,6 +47,7 @@ public final class Soak {
   private static final Duration SAMPLE_EVERY = Duration.ofSeconds(5);
   private static final Duration GRACE = Duration.ofSeconds(5);
   private static final Duration FAILURE_PAUSE = Duration.ofMillis(100);
+  private static final Duration CONVERGENCE_DEADLINE = Duration.ofSeconds(30);
   private static final List<String> BACKEND_ADDRESSES = List.of("127.0.0.11", "127.0.0.12", "127.0.0.13", "127.0.0.14");
 
   private final SoakOptions options;
@@ -254,6 +255,7 @@ public final class Soak {
       }
     }
     faultThread.join(Duration.ofSeconds(90));
+    List<ConvergenceCheck.Result> convergence = convergence(cp, manifests, spPort, scPort, soakClock);
     double[] loadEnd = Sampler.loadAverage();
     new CountDownLatch(1).await(5, TimeUnit.SECONDS); // let connections drain before the fd count
     sampler.settled();
@@ -270,7 +272,7 @@ public final class Soak {
 
     String header = header(loadBefore, sampler.maxLoad(), loadEnd);
     SoakReport report = new SoakReport(new SoakReport.Inputs(header, new ArrayList<>(stats.values()), components,
-        faults.windows(), sampler.crashes(), exits, warmup, manifests.changes(), stuck));
+        faults.windows(), sampler.crashes(), exits, warmup, manifests.changes(), stuck, convergence));
     out.println();
     out.println(report.markdown());
     if (options.appendTo() != null) {
@@ -418,6 +420,27 @@ public final class Soak {
       }
     }
     throw new SetupException("no port free on all of " + BACKEND_ADDRESSES);
+  }
+
+  /** Pins soak-web to one backend and checks that sidecar and service proxy follow (see {@link ConvergenceCheck}). */
+  private List<ConvergenceCheck.Result> convergence(Component cp, Manifests manifests, int spPort, int scPort,
+      SoakClock clock) throws IOException, InterruptedException {
+    if (!cp.awaitReady(Duration.ofSeconds(60), new CountDownLatch(1), clock)) {
+      out.println("soak: control plane not ready for the convergence check");
+    }
+    String pinned = BACKEND_ADDRESSES.get((int) Math.floorMod(options.seed(), (long) BACKEND_ADDRESSES.size()));
+    manifests.pinWeb(pinned);
+    String authority = Manifests.WEB + Manifests.DOMAIN;
+    List<ConvergenceCheck.Result> results = new ArrayList<>();
+    results.add(ConvergenceCheck.await("sidecar", "http://127.0.0.1:" + scPort, authority, pinned, false,
+        CONVERGENCE_DEADLINE, clock));
+    results.add(ConvergenceCheck.await("service proxy", "http://127.0.0.1:" + spPort, authority, pinned, true,
+        CONVERGENCE_DEADLINE, clock));
+    for (ConvergenceCheck.Result r : results) {
+      out.printf(Locale.ROOT, "soak: convergence: %s %s after %.1f s (last answer from %s)%n", r.proxy(),
+          r.converged() ? "converged" : "DID NOT converge", r.afterNanos() / 1e9, r.lastSeen());
+    }
+    return results;
   }
 
   /** Live heap after a full GC of every live component, recorded as its baseline or end figure. */

@@ -17,7 +17,7 @@ final class SoakReport {
   /** Everything the report is built from. */
   record Inputs(String header, List<PathStats> paths, List<Component> components, List<FaultWindow> windows,
       List<Sampler.Crash> crashes, Map<String, Integer> stopExitCodes, long warmupNanos, long churnChanges,
-      int stuckWorkers) {}
+      int stuckWorkers, List<ConvergenceCheck.Result> convergence) {}
 
   private final Inputs in;
   private final List<String> problems = new ArrayList<>();
@@ -137,6 +137,14 @@ final class SoakReport {
       }
     }
     b.append("\nControl-plane manifest changes: ").append(in.churnChanges()).append('\n');
+    for (ConvergenceCheck.Result r : in.convergence()) {
+      b.append(String.format(Locale.ROOT, "%nAfter the load: soak-web pinned to %s; %s %s%n", r.pinned(), r.proxy(),
+          r.converged() ? String.format(Locale.ROOT, "sent every request of a round there after %.1f s", r.afterNanos() / 1e9)
+              : "**still did not** after " + String.format(Locale.ROOT, "%.0f s (last answer: %s)", r.afterNanos() / 1e9, r.lastSeen())));
+      if (!r.converged()) {
+        problems.add(r.proxy() + " did not follow the control plane's last endpoint change (" + r.lastSeen() + ")");
+      }
+    }
 
     for (Sampler.Crash c : in.crashes()) {
       problems.add(c.component() + " exited on its own with " + c.exitCode() + " at " + SoakClock.format(c.atNanos()));
