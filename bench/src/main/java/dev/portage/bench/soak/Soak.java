@@ -27,6 +27,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
@@ -222,7 +223,7 @@ public final class Soak {
         out.println("soak: churn failed: " + e);
       }
     }, options.churnInterval().toMillis(), options.churnInterval().toMillis(), TimeUnit.MILLISECONDS);
-    timers.scheduleAtFixedRate(() -> progress(stats, soakClock), 30, 30, TimeUnit.SECONDS);
+    ScheduledFuture<?> progress = timers.scheduleAtFixedRate(() -> progress(stats, soakClock), 30, 30, TimeUnit.SECONDS);
 
     Duration minGap = Duration.ofNanos(Math.min(TimeUnit.SECONDS.toNanos(10), duration / 6));
     Duration maxGap = Duration.ofNanos(Math.min(TimeUnit.SECONDS.toNanos(25), duration / 3));
@@ -244,6 +245,7 @@ public final class Soak {
     });
     stop.await(duration, TimeUnit.NANOSECONDS);
     stop.countDown();
+    progress.cancel(false);
     out.println("soak: " + SoakClock.format(soakClock.now()) + " load stopped; waiting for workers");
     int stuck = 0;
     long joinDeadline = soakClock.now() + TimeUnit.SECONDS.toNanos(30);
