@@ -39,7 +39,6 @@ final class Component {
   private volatile int instances;
   private volatile boolean expectedDown;
   private volatile boolean crashSeen;
-  private final List<Integer> exitCodes = new ArrayList<>();
 
   Component(String name, List<String> javaCommand, List<String> args, Path logDir, URI readyUri) {
     this.name = name;
@@ -73,7 +72,6 @@ final class Component {
     expectedDown = true;
     p.destroyForcibly();
     p.waitFor(10, TimeUnit.SECONDS);
-    record(p);
   }
 
   /**
@@ -96,17 +94,9 @@ final class Component {
     if (!p.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
       p.destroyForcibly();
       p.waitFor(10, TimeUnit.SECONDS);
-      record(p);
       return -1;
     }
-    record(p);
     return p.exitValue();
-  }
-
-  private synchronized void record(Process p) {
-    if (!p.isAlive()) {
-      exitCodes.add(p.exitValue());
-    }
   }
 
   /**
@@ -146,7 +136,6 @@ final class Component {
       return null;
     }
     crashSeen = true;
-    record(p);
     return p.exitValue();
   }
 
@@ -171,9 +160,5 @@ final class Component {
 
   Path log() {
     return log;
-  }
-
-  synchronized List<Integer> exitCodes() {
-    return List.copyOf(exitCodes);
   }
 }

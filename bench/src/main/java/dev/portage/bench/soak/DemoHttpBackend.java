@@ -7,7 +7,6 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A demo HTTP backend for the service proxy and sidecar: {@code GET /api/<seed>?n=<len>} answers 200
@@ -21,7 +20,6 @@ final class DemoHttpBackend implements AutoCloseable {
   private final HttpServer server;
   private final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
   private final String address;
-  private final AtomicLong served = new AtomicLong();
 
   DemoHttpBackend(String address, int port) throws IOException {
     this.address = address;
@@ -61,16 +59,7 @@ final class DemoHttpBackend implements AutoCloseable {
       try (OutputStream out = ex.getResponseBody()) {
         out.write(body);
       }
-      served.incrementAndGet();
     }
-  }
-
-  String address() {
-    return address;
-  }
-
-  long served() {
-    return served.get();
   }
 
   @Override
