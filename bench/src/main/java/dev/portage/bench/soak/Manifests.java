@@ -15,7 +15,8 @@ import java.util.SplittableRandom;
  * EndpointSlice file each), and the apex {@code soak-split} whose ServiceProfile splits it over the
  * two with changing weights; {@code soak-web}'s profile changes its route timeout and retryability;
  * a Dubbo TagRoute changes its addresses. Files are replaced atomically (written to a dot file, then
- * renamed), as the file source ignores dot files. Called from the churn thread only.
+ * renamed), as the file source ignores dot files. Thread-safe: the churn timer and the main thread's
+ * final pin are serialised.
  */
 final class Manifests {
   static final String DOMAIN = ".default.svc.cluster.local:8080";
@@ -37,7 +38,7 @@ final class Manifests {
   }
 
   /** Writes the initial state: every backend in both services, even split, lenient routes. */
-  void writeInitial() throws IOException {
+  synchronized void writeInitial() throws IOException {
     Files.createDirectories(dir);
     write("services.yaml", services());
     write("soak-web-slice.yaml", slice(WEB, backendAddresses));
@@ -47,7 +48,7 @@ final class Manifests {
   }
 
   /** Applies one random change and returns a one-line description of it. */
-  String churn() throws IOException {
+  synchronized String churn() throws IOException {
     changes++;
     switch (random.nextInt(4)) {
       case 0 -> {
@@ -76,12 +77,12 @@ final class Manifests {
   }
 
   /** Makes {@code address} the only endpoint of {@code soak-web} (the convergence check). */
-  void pinWeb(String address) throws IOException {
+  synchronized void pinWeb(String address) throws IOException {
     changes++;
     write("soak-web-slice.yaml", slice(WEB, List.of(address)));
   }
 
-  long changes() {
+  synchronized long changes() {
     return changes;
   }
 

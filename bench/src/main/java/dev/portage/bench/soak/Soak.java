@@ -214,7 +214,7 @@ public final class Soak {
     track(timers::shutdownNow);
     timers.scheduleAtFixedRate(sampler::sample, 0, SAMPLE_EVERY.toMillis(), TimeUnit.MILLISECONDS);
     Path churnLog = work.resolve("churn.log");
-    timers.scheduleAtFixedRate(() -> {
+    ScheduledFuture<?> churn = timers.scheduleAtFixedRate(() -> {
       try {
         String what = manifests.churn();
         Files.writeString(churnLog, SoakClock.format(soakClock.now()) + " " + what + "\n",
@@ -246,6 +246,7 @@ public final class Soak {
     stop.await(duration, TimeUnit.NANOSECONDS);
     stop.countDown();
     progress.cancel(false);
+    churn.cancel(false); // a change in progress completes first (Manifests is synchronized)
     out.println("soak: " + SoakClock.format(soakClock.now()) + " load stopped; waiting for workers");
     int stuck = 0;
     long joinDeadline = soakClock.now() + TimeUnit.SECONDS.toNanos(30);
