@@ -29,6 +29,7 @@ final class Manifests {
   private final int backendPort;
   private final SplittableRandom random;
   private long changes;
+  private List<String> webSet;
 
   Manifests(Path dir, List<String> backendAddresses, int backendPort, long seed) {
     this.dir = dir;
@@ -42,6 +43,7 @@ final class Manifests {
     Files.createDirectories(dir);
     write("services.yaml", services());
     write("soak-web-slice.yaml", slice(WEB, backendAddresses));
+    webSet = backendAddresses;
     write("soak-alt-slice.yaml", slice(ALT, backendAddresses));
     write("profiles.yaml", profiles("10s", true, 50, 50));
     write("rules.yaml", tagRoute(backendAddresses.subList(0, 1)));
@@ -54,6 +56,7 @@ final class Manifests {
       case 0 -> {
         List<String> subset = subset();
         write("soak-web-slice.yaml", slice(WEB, subset));
+        webSet = subset;
         return WEB + " endpoints " + subset;
       }
       case 1 -> {
@@ -76,10 +79,18 @@ final class Manifests {
     }
   }
 
-  /** Makes {@code address} the only endpoint of {@code soak-web} (the convergence check). */
-  synchronized void pinWeb(String address) throws IOException {
+  /**
+   * Makes one backend the only endpoint of {@code soak-web} (the convergence check) and returns it:
+   * one outside the current set when there is one, so that proxies can only reach it by following
+   * this change.
+   */
+  synchronized String pinWeb() throws IOException {
+    String pinned = backendAddresses.stream().filter(a -> !webSet.contains(a)).findFirst()
+        .orElse(backendAddresses.get(random.nextInt(backendAddresses.size())));
     changes++;
-    write("soak-web-slice.yaml", slice(WEB, List.of(address)));
+    write("soak-web-slice.yaml", slice(WEB, List.of(pinned)));
+    webSet = List.of(pinned);
+    return pinned;
   }
 
   synchronized long changes() {

@@ -431,8 +431,7 @@ public final class Soak {
     if (!cp.awaitReady(Duration.ofSeconds(60), new CountDownLatch(1), clock)) {
       out.println("soak: control plane not ready for the convergence check");
     }
-    String pinned = BACKEND_ADDRESSES.get((int) Math.floorMod(options.seed(), (long) BACKEND_ADDRESSES.size()));
-    manifests.pinWeb(pinned);
+    String pinned = manifests.pinWeb();
     String authority = Manifests.WEB + Manifests.DOMAIN;
     List<ConvergenceCheck.Result> results = new ArrayList<>();
     results.add(ConvergenceCheck.await("sidecar", "http://127.0.0.1:" + scPort, authority, pinned, false,
