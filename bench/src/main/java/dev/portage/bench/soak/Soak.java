@@ -49,6 +49,8 @@ public final class Soak {
   private static final Duration GRACE = Duration.ofSeconds(5);
   private static final Duration FAILURE_PAUSE = Duration.ofMillis(100);
   private static final Duration CONVERGENCE_DEADLINE = Duration.ofSeconds(30);
+  private static final int PORT_LOW = 20_000;
+  private static final int PORT_HIGH = 27_000;
   private static final List<String> BACKEND_ADDRESSES = List.of("127.0.0.11", "127.0.0.12", "127.0.0.13", "127.0.0.14");
 
   private final SoakOptions options;
@@ -57,6 +59,8 @@ public final class Soak {
   private final List<AutoCloseable> closeables = new ArrayList<>();
   private final List<Component> components = new ArrayList<>();
   private final CountDownLatch stop = new CountDownLatch(1);
+  private final SplittableRandom portRandom = new SplittableRandom(new SecureRandom().nextLong());
+  private final java.util.Set<Integer> usedPorts = new java.util.HashSet<>();
 
   private Soak(SoakOptions options, Path work) {
     this.options = options;
@@ -469,10 +473,24 @@ public final class Soak {
     Files.write(csv, lines);
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
+  /**
+   * A port free right now on 127.0.0.1, below Linux's ephemeral range (32768+): the kernel's port-0
+   * choices come from that range, where any process's outgoing connection may take the port before
+   * a component (or its restart) binds it.
+   */
+  private int freePort() throws IOException {
+    for (int attempt = 0; attempt < 200; attempt++) {
+      int port = PORT_LOW + portRandom.nextInt(PORT_HIGH - PORT_LOW);
+      if (!usedPorts.add(port)) {
+        continue;
+      }
+      try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+        return s.getLocalPort();
+      } catch (IOException e) {
+        // taken: try another
+      }
     }
+    throw new IOException("no free port in " + PORT_LOW + ".." + PORT_HIGH);
   }
 
   private <T extends AutoCloseable> T track(T c) {
