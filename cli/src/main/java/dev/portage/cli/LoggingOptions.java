@@ -9,6 +9,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.encoder.Encoder;
 import org.slf4j.LoggerFactory;
+import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
 
@@ -55,6 +56,12 @@ final class LoggingOptions {
     Level parsed = Level.toLevel(level.name());
     if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
       return; // another SLF4J backend (tests may bring one): leave it alone
+    }
+    if (!SLF4JBridgeHandler.isInstalled()) {
+      // grpc-java and the JDK log through java.util.logging; without this their lines bypass the
+      // chosen format (a raw multi-line WARNING in the middle of JSON logs).
+      SLF4JBridgeHandler.removeHandlersForRootLogger();
+      SLF4JBridgeHandler.install();
     }
     Logger root = context.getLogger(Logger.ROOT_LOGGER_NAME);
     root.setLevel(parsed);

@@ -42,10 +42,25 @@ public final class PortageCommand implements Runnable {
         });
     cl.setExecutionExceptionHandler(
         (ex, commandLine, parseResult) -> {
-          commandLine.getErr().println("portage: " + ex.getMessage());
+          commandLine.getErr().println("portage: " + messageChain(ex));
           return ex instanceof IllegalArgumentException ? 2 : 1;
         });
     return cl;
+  }
+
+  /**
+   * The exception's message followed by its causes' ("tunnel server failed to start: Address already in
+   * use"), each once: an operator needs the root cause, which wrappers tend to hide.
+   */
+  static String messageChain(Throwable ex) {
+    StringBuilder out = new StringBuilder();
+    for (Throwable t = ex; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      String message = t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName();
+      if (out.indexOf(message) < 0) {
+        out.append(out.isEmpty() ? "" : ": ").append(message);
+      }
+    }
+    return out.toString();
   }
 
   /** Parses and runs; returns the process exit code. */

@@ -16,7 +16,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -31,6 +32,8 @@ import picocli.CommandLine.Option;
     versionProvider = VersionProvider.class,
     description = "Konnectivity-compatible tunnel server: agents connect out to it, clients reach them through it.")
 public final class ServerCommand implements Callable<Integer> {
+  private static final Logger log = LoggerFactory.getLogger(ServerCommand.class);
+
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -155,26 +158,14 @@ public final class ServerCommand implements Callable<Integer> {
     TunnelServerConfig config = toConfig();
     KubernetesClient kubernetes = config.agentTokenAuth() != null || config.enableLeaseController()
         ? kubernetesClient() : null;
-    CountDownLatch stopped = new CountDownLatch(1);
-    TunnelServer server = TunnelServer.builder(config).kubernetesClient(kubernetes).build();
-    Thread hook = new Thread(() -> {
-      server.close();
-      if (kubernetes != null) {
-        kubernetes.close();
-      }
-      stopped.countDown();
-    }, "portage-server-shutdown");
-    try {
+    try (TunnelServer server = TunnelServer.builder(config).kubernetesClient(kubernetes).build()) {
       server.start();
-    } catch (RuntimeException e) {
-      server.close();
+      StopSignals.await(log, null);
+    } finally {
       if (kubernetes != null) {
         kubernetes.close();
       }
-      throw e;
     }
-    Runtime.getRuntime().addShutdownHook(hook);
-    stopped.await();
     return 0;
   }
 

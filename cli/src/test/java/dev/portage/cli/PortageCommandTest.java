@@ -2,9 +2,17 @@ package dev.portage.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.io.StringWriter;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 
 class PortageCommandTest {
@@ -76,5 +84,46 @@ class PortageCommandTest {
     assertThat(root.getLevel()).isEqualTo(ch.qos.logback.classic.Level.DEBUG);
     assertThat(run("--log-level", "INFO")).isZero();
     assertThat(root.getLevel()).isEqualTo(ch.qos.logback.classic.Level.INFO);
+  }
+
+  @Test
+  void aStartFailureNamesItsRootCause() throws IOException {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      int code = run("server", "--mode", "http-connect", "--server-bind-address", "127.0.0.1",
+          "--server-port", Integer.toString(taken.getLocalPort()),
+          "--agent-port", "0", "--health-port", "0", "--admin-port", "0");
+      assertThat(code).isEqualTo(1);
+      assertThat(err.toString())
+          .startsWith("portage: tunnel server failed to start: ")
+          .contains(":" + taken.getLocalPort())
+          .contains("Address already in use");
+    }
+  }
+
+  @Test
+  void messageChainListsEachMessageOnce() {
+    IOException root = new IOException("Address already in use");
+    Exception wrapper = new UncheckedIOException("tunnel server failed to start",
+        new IOException("cannot bind to /127.0.0.1:8090: Address already in use", root));
+    assertThat(PortageCommand.messageChain(wrapper))
+        .isEqualTo("tunnel server failed to start: cannot bind to /127.0.0.1:8090: Address already in use");
+    assertThat(PortageCommand.messageChain(new IllegalStateException()))
+        .isEqualTo("IllegalStateException");
+  }
+
+  @Test
+  void javaUtilLoggingRecordsGoThroughSlf4j() {
+    Logger target = (Logger) LoggerFactory.getLogger("dev.portage.cli.jul-bridge-test");
+    ListAppender<ILoggingEvent> captured = new ListAppender<>();
+    captured.start();
+    target.addAppender(captured);
+    try {
+      assertThat(run("--version")).isZero(); // any command applies the logging options
+      java.util.logging.Logger.getLogger("dev.portage.cli.jul-bridge-test").warning("from JUL, like grpc-java");
+      assertThat(captured.list).singleElement()
+          .satisfies(e -> assertThat(e.getFormattedMessage()).isEqualTo("from JUL, like grpc-java"));
+    } finally {
+      target.detachAppender(captured);
+    }
   }
 }

@@ -82,7 +82,7 @@ final class HttpConnectServer implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while binding " + bindTo, e);
-    } catch (RuntimeException e) {
+    } catch (Exception e) { // Netty's sync() rethrows the checked BindException undeclared
       throw new IOException("cannot bind HTTP CONNECT frontend to " + bindTo + ": " + e.getMessage(), e);
     }
   }

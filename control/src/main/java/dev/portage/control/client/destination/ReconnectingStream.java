@@ -41,6 +41,8 @@ abstract class ReconnectingStream<T> implements DestinationWatch {
   private ClientCall<GetDestination, T> call;
   private SynchronizationContext.ScheduledHandle retry;
   private boolean established;
+  /** A stream ended and no new one has delivered a message yet (sync-confined, like established). */
+  private boolean lost;
 
   ReconnectingStream(
       Channel channel,
@@ -136,7 +138,12 @@ abstract class ReconnectingStream<T> implements DestinationWatch {
     if (!established) {
       established = true;
       backoff.reset();
-      log.debug("destination stream {} established", authority());
+      if (lost) {
+        lost = false;
+        log.info("destination stream {} re-established", authority());
+      } else {
+        log.debug("destination stream {} established", authority());
+      }
     }
     onMessage(message);
   }
@@ -154,7 +161,14 @@ abstract class ReconnectingStream<T> implements DestinationWatch {
       return;
     }
     long delay = backoff.nextDelayNanos();
-    log.debug("destination stream {} ended ({}); reconnecting in {} ms", authority(), status, delay / 1_000_000);
+    if (!lost) {
+      // One WARN per outage: the control plane being away matters to an operator, each retry doesn't.
+      lost = true;
+      log.warn("destination stream {} lost ({}); keeping the last answer, reconnecting with backoff",
+          authority(), status);
+    } else {
+      log.debug("destination stream {} ended ({}); reconnecting in {} ms", authority(), status, delay / 1_000_000);
+    }
     retry = sync.schedule(this::connect, delay, TimeUnit.NANOSECONDS, scheduler);
   }
 }
