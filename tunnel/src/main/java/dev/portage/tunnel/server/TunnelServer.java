@@ -139,7 +139,7 @@ public final class TunnelServer implements AutoCloseable {
       authenticator = new TokenReviewAuthenticator(requireKubernetes("agent token authentication"), config.agentTokenAuth());
     }
     AgentStreamHandler handler = new AgentStreamHandler(
-        config.serverId(), config.serverCount(), router, authenticator, metrics);
+        config.serverId(), config.serverCount(), router, authenticator, metrics, config.flowControlWindow());
     ServerServiceDefinition service = ServerServiceDefinition.builder(AgentServiceGrpc.getServiceDescriptor())
         .addMethod(AgentServiceGrpc.getConnectMethod(), handler)
         .build();
