@@ -42,6 +42,7 @@ final class AgentMetrics {
   private final Gauge flowControlConnections;
   private final Gauge flowControlPaused;
   private final Counter flowControlErrors;
+  private final Counter flowControlPauses;
   private final Gauge queuePeakBytes;
   private final AtomicLong queuePeak = new AtomicLong();
 
@@ -104,6 +105,11 @@ final class AgentMetrics {
             .name(PREFIX + "flow_control_paused_connections")
             .help("Endpoint connections whose reads are paused until the server grants credit (Portage).")
             .register(registry);
+    flowControlPauses =
+        Counter.builder()
+            .name(PREFIX + "flow_control_pauses_total")
+            .help("Times an endpoint connection's reads paused for lack of credit from the server (Portage).")
+            .register(registry);
     flowControlErrors =
         Counter.builder()
             .name(PREFIX + "flow_control_errors_total")
@@ -125,6 +131,9 @@ final class AgentMetrics {
 
   void flowControlPaused(int delta) {
     flowControlPaused.inc(delta);
+    if (delta > 0) {
+      flowControlPauses.inc();
+    }
   }
 
   void flowControlError() {

@@ -59,6 +59,7 @@ final class ServerMetrics {
   private final Gauge flowControlStreams;
   private final Gauge flowControlPaused;
   private final Counter flowControlErrors;
+  private final Counter flowControlPauses;
   private final Gauge queuePeakBytes;
   private final AtomicLong queuePeak = new AtomicLong();
 
@@ -130,6 +131,11 @@ final class ServerMetrics {
         .help("Connections whose frontend reads are paused until the agent grants credit (Portage)")
         .labelNames("service_method")
         .register(registry);
+    flowControlPauses = Counter.builder()
+        .name(PREFIX + "flow_control_pauses")
+        .help("Times a connection's frontend reads paused for lack of credit from the agent (Portage)")
+        .labelNames("service_method")
+        .register(registry);
     flowControlErrors = Counter.builder()
         .name(PREFIX + "flow_control_errors")
         .help("Connections closed because the agent broke the flow control protocol (Portage)")
@@ -147,6 +153,7 @@ final class ServerMetrics {
       fullReceiveChannels.labelValues(method).set(0);
       receiveQueueOverflows.labelValues(method);
       flowControlPaused.labelValues(method).set(0);
+      flowControlPauses.labelValues(method);
     }
     queuePeakBytes.set(0);
   }
@@ -193,6 +200,9 @@ final class ServerMetrics {
 
   void flowControlPaused(String serviceMethod, int delta) {
     flowControlPaused.labelValues(serviceMethod).inc(delta);
+    if (delta > 0) {
+      flowControlPauses.labelValues(serviceMethod).inc();
+    }
   }
 
   void flowControlError() {
