@@ -228,11 +228,11 @@ class FlowControlEndToEndTest {
   /** The documented fallback: a client that never reads is closed alone once its server queue overflows. */
   private void stuckReaderIsCutAndAnotherTunnelCompletes() throws Exception {
     TcpBackend source = use(TcpBackend.source(32 * MIB));
-    TcpBackend fastSource = use(TcpBackend.source(16 * MIB));
+    TcpBackend fastSource = use(TcpBackend.source(8 * MIB));
     ConnectClient stuck = use(ConnectClient.tunnel(fx.proxyPort(), source.address()));
     await().atMost(TunnelFixture.WAIT).until(() -> source.acceptedCount() == 1);
     ConnectClient fast = use(ConnectClient.tunnel(fx.proxyPort(), fastSource.address()));
-    assertThat(fast.read(16 * MIB)).isEqualTo(TcpBackend.payload(1, 16 * MIB));
+    assertThat(fast.read(8 * MIB)).isEqualTo(TcpBackend.payload(1, 8 * MIB));
     await().atMost(TunnelFixture.WAIT).until(() ->
         fx.serverMetric(SERVER + "receive_queue_overflows", "service_method", "HTTP-CONNECT") == 1);
     assertThat(fast.readToEof()).isEmpty();
