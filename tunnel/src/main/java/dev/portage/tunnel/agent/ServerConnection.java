@@ -80,6 +80,12 @@ final class ServerConnection {
   /** Largest DATA payload read from a backend: well under gRPC's 4 MiB message limit. */
   static final int MAX_CHUNK = 32 * 1024;
 
+  /** Bytes gRPC may buffer on the stream before {@code isReady()} turns false. */
+  static final int STREAM_READY_THRESHOLD = 1 << 20;
+
+  /** HTTP/2 window of the stream (gRPC's default is 1 MiB); credit bounds each connection within it. */
+  static final int STREAM_WINDOW = 8 << 20;
+
   private final AgentContext ctx;
   private final EventLoop loop;
   private final ManagedChannel channel;
@@ -107,7 +113,9 @@ final class ServerConnection {
     this.loop = loop;
     this.channel = channel;
     this.onClosed = onClosed;
-    this.call = channel.newCall(AgentServiceGrpc.getConnectMethod(), CallOptions.DEFAULT.withExecutor(loop));
+    // gRPC's default isReady() threshold (32 KiB, one DATA chunk) makes backends read stop-and-wait.
+    this.call = channel.newCall(AgentServiceGrpc.getConnectMethod(),
+        CallOptions.DEFAULT.withExecutor(loop).withOnReadyThreshold(STREAM_READY_THRESHOLD));
     long connectTimeoutMillis = Math.min(Integer.MAX_VALUE, ctx.config().dialTimeout().toMillis() * 2);
     this.bootstrap =
         new Bootstrap()
@@ -152,6 +160,7 @@ final class ServerConnection {
             .eventLoopGroup(loop)
             .channelType(ctx.channelType())
             .executor(loop)
+            .flowControlWindow(STREAM_WINDOW)
             .keepAliveTime(cfg.keepaliveTime().toNanos(), TimeUnit.NANOSECONDS);
     if (ctx.sslContext() != null) {
       builder.sslContext(ctx.sslContext());

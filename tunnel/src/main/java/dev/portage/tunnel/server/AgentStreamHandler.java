@@ -22,6 +22,8 @@ import org.slf4j.LoggerFactory;
 final class AgentStreamHandler implements ServerCallHandler<Packet, Packet> {
   private static final Logger log = LoggerFactory.getLogger(AgentStreamHandler.class);
 
+  static final int STREAM_READY_THRESHOLD = 1 << 20;
+
   private final String serverId;
   private final int serverCount;
   private final PacketRouter router;
@@ -63,6 +65,9 @@ final class AgentStreamHandler implements ServerCallHandler<Packet, Packet> {
       response.put(dev.portage.tunnel.wire.Metadata.FLOW_CONTROL_WINDOW, Long.toString(flow.receiveWindow()));
     }
     call.sendHeaders(response);
+    // gRPC's default isReady() threshold (32 KiB, one DATA chunk) makes frontends read stop-and-wait;
+    // per-connection credit bounds each connection, so the shared stream may buffer more.
+    call.setOnReadyThreshold(STREAM_READY_THRESHOLD);
 
     Backend backend = new Backend(agentId, identifiers, call, metrics, flow);
     if (flow != null) {

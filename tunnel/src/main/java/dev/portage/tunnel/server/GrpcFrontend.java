@@ -36,6 +36,8 @@ import org.slf4j.LoggerFactory;
 final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend {
   private static final Logger log = LoggerFactory.getLogger(GrpcFrontend.class);
 
+  private static final int READY_THRESHOLD = 128 * 1024;
+
   private enum State { IDLE, PENDING, ESTABLISHED, CLOSED }
 
   private final ServerCall<Packet, Packet> call;
@@ -70,7 +72,11 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
   /** Called once from startCall. */
   void start() {
     metrics.grpcConnection(ServerMetrics.PROXY, 1);
-    serial.execute(() -> call.sendHeaders(new Metadata()));
+    serial.execute(() -> {
+      call.sendHeaders(new Metadata());
+      // Above gRPC's 32 KiB default, so a fast client is not fed stop-and-wait, one DATA chunk at a time.
+      call.setOnReadyThreshold(READY_THRESHOLD);
+    });
     call.request(1);
   }
 
