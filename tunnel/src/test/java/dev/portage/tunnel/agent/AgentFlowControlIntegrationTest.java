@@ -158,6 +158,14 @@ class AgentFlowControlIntegrationTest {
   }
 
   @Test
+  void theWindowIsValidated() {
+    assertThatThrownBy(() -> TunnelAgentConfig.builder().flowControlWindow(-5).build())
+        .hasMessage("flowControlWindow: -5 (expected: 0 (off) or 1..1073741824)");
+    assertThat(TunnelAgentConfig.builder().build().flowControlWindow()).isEqualTo(1 << 20);
+    assertThat(TunnelAgentConfig.builder().flowControlWindow(0).build().flowControl()).isFalse();
+  }
+
+  @Test
   void withFlowControlOffTheAgentOffersNothing() throws Exception {
     server.flowControlWindow(Integer.toString(SERVER_WINDOW));
     AgentStream s = connect(0);
