@@ -5,7 +5,6 @@ import static dev.portage.tunnel.e2e.MetricValues.SERVER;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.google.protobuf.ByteString;
 import dev.portage.api.konnectivity.Data;
 import dev.portage.api.konnectivity.DialRequest;
 import dev.portage.api.konnectivity.Packet;
@@ -19,7 +18,6 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.Socket;
 import java.security.MessageDigest;
 import java.time.Duration;
