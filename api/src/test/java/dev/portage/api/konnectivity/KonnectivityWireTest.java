@@ -70,4 +70,19 @@ class KonnectivityWireTest {
             .build();
     assertThat(HexFormat.of().formatHex(req.toByteArray())).isEqualTo("0802" + "2a02" + "0804");
   }
+
+  @Test
+  void portageWindowUpdateUsesHighNumbersClearOfUpstream() {
+    Packet p =
+        Packet.newBuilder()
+            .setType(PacketType.PORTAGE_WINDOW_UPDATE)
+            .setWindowUpdate(WindowUpdate.newBuilder().setConnectID(3).setBytes(65536))
+            .build();
+    // type=1 varint 1000 (e8 07); windowUpdate=1000 length-delimited: tag (1000<<3|2)=8002 -> c2 3e;
+    // inside: connectID=1 varint 3, bytes=2 varint 65536 (80 80 04).
+    assertThat(HexFormat.of().formatHex(p.toByteArray()))
+        .isEqualTo("08e807" + "c23e06" + "0803" + "10808004");
+    assertThat(PacketType.PORTAGE_WINDOW_UPDATE.getNumber()).isEqualTo(1000);
+    assertThat(Packet.getDescriptor().findFieldByName("windowUpdate").getNumber()).isEqualTo(1000);
+  }
 }

@@ -7,6 +7,7 @@ import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The agent's metrics, with upstream proxy-agent names (prefix {@code konnectivity_network_proxy_agent_}).
@@ -38,6 +39,12 @@ final class AgentMetrics {
   private final Counter streamPackets;
   private final Counter streamErrors;
   private final Counter endpointQueueOverflows;
+  private final Gauge flowControlConnections;
+  private final Gauge flowControlPaused;
+  private final Counter flowControlErrors;
+  private final Counter flowControlPauses;
+  private final Gauge queuePeakBytes;
+  private final AtomicLong queuePeak = new AtomicLong();
 
   AgentMetrics(PrometheusRegistry registry) {
     dialDuration =
@@ -87,6 +94,62 @@ final class AgentMetrics {
             .name(PREFIX + "endpoint_queue_overflow_total")
             .help("Endpoint connections closed because their --xfr-channel-size queue overflowed.")
             .register(registry);
+    // Portage only: per-connection credit windows negotiated with Portage servers.
+    flowControlConnections =
+        Gauge.builder()
+            .name(PREFIX + "flow_control_server_connections")
+            .help("Server connections on which per-connection flow control was negotiated (Portage).")
+            .register(registry);
+    flowControlPaused =
+        Gauge.builder()
+            .name(PREFIX + "flow_control_paused_connections")
+            .help("Endpoint connections whose reads are paused until the server grants credit (Portage).")
+            .register(registry);
+    flowControlPauses =
+        Counter.builder()
+            .name(PREFIX + "flow_control_pauses_total")
+            .help("Times an endpoint connection's reads paused for lack of credit from the server (Portage).")
+            .register(registry);
+    flowControlErrors =
+        Counter.builder()
+            .name(PREFIX + "flow_control_errors_total")
+            .help("Endpoint connections closed because the server broke the flow control protocol (Portage).")
+            .register(registry);
+    queuePeakBytes =
+        Gauge.builder()
+            .name(PREFIX + "endpoint_queue_peak_bytes")
+            .help("Most bytes any one endpoint connection has held queued toward its endpoint since start (Portage).")
+            .register(registry);
+    flowControlConnections.set(0);
+    flowControlPaused.set(0);
+    queuePeakBytes.set(0);
+  }
+
+  void flowControlConnection(int delta) {
+    flowControlConnections.inc(delta);
+  }
+
+  void flowControlPaused(int delta) {
+    flowControlPaused.inc(delta);
+    if (delta > 0) {
+      flowControlPauses.inc();
+    }
+  }
+
+  void flowControlError() {
+    flowControlErrors.inc();
+  }
+
+  /** One endpoint connection now holds {@code bytes} queued toward its endpoint. */
+  void queued(long bytes) {
+    long prev = queuePeak.get();
+    while (bytes > prev) {
+      if (queuePeak.compareAndSet(prev, bytes)) {
+        queuePeakBytes.set(bytes);
+        return;
+      }
+      prev = queuePeak.get();
+    }
   }
 
   void dialSucceeded(Duration elapsed) {

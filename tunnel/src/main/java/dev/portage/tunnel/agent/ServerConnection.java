@@ -11,6 +11,8 @@ import dev.portage.api.konnectivity.DialResponse;
 import dev.portage.api.konnectivity.Drain;
 import dev.portage.api.konnectivity.Packet;
 import dev.portage.api.konnectivity.PacketType;
+import dev.portage.api.konnectivity.WindowUpdate;
+import dev.portage.tunnel.internal.FlowControl;
 import dev.portage.tunnel.wire.Metadata;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
@@ -52,17 +54,21 @@ import org.slf4j.LoggerFactory;
  * sockets dialed on the server's behalf, and the packets between them.
  *
  * <h2>Flow control</h2>
- * The wire has no per-connection window, so one stream carries every connection's bytes. Portage keeps
- * one slow connection from stalling the others (upstream issues #180, #881):
+ * One stream carries every connection's bytes, and one slow connection must not stall the others
+ * (upstream issues #180, #881). With a Portage server that answers the {@code portage-flow-control}
+ * offer, each connection has credit windows both ways ({@code PORTAGE_WINDOW_UPDATE}):
  * <ul>
- *   <li>backend → server: backend sockets read with auto-read off, one chunk of at most {@value
- *       #MAX_CHUNK} bytes at a time, and only while the gRPC stream {@code isReady()}; connections that
- *       wanted to read while it was not are read again from {@code onReady}.
- *   <li>server → backend: each connection has its own queue of at most {@code --xfr-channel-size}
- *       packets, drained as its socket becomes writable. The stream's receive path never waits; a
- *       connection whose queue overflows is closed alone (socket closed, {@code CLOSE_RSP{connectID,
- *       error}} sent) and counted in {@code agent_endpoint_queue_overflow_total}.
+ *   <li>backend → server: a backend socket is read (auto-read off, one chunk of at most {@value
+ *       #MAX_CHUNK} bytes) only while the gRPC stream {@code isReady()} and the connection has credit;
+ *       out of credit it pauses until the server, having written the bytes to its client, grants more.
+ *   <li>server → backend: payloads queue per connection and are granted back as the socket takes them,
+ *       so the server pauses reading that one client when the backend is slow. Nothing is closed.
  * </ul>
+ * With an upstream server (no answer to the offer, or {@code flowControlWindow} 0) the fallback is the
+ * overflow rule: reads still wait for {@code isReady()}, and each connection queues at most {@code
+ * --xfr-channel-size} packets toward its backend; a connection whose queue overflows is closed alone
+ * (socket closed, {@code CLOSE_RSP{connectID, error}} sent), counted in {@code
+ * agent_endpoint_queue_overflow_total}.
  *
  * <p>Threading: the gRPC transport, the call's callbacks and every backend socket of this connection
  * run on one event loop, which owns all mutable state; public methods hop onto it. The maps are
@@ -73,6 +79,12 @@ final class ServerConnection {
 
   /** Largest DATA payload read from a backend: well under gRPC's 4 MiB message limit. */
   static final int MAX_CHUNK = 32 * 1024;
+
+  /** Bytes gRPC may buffer on the stream before {@code isReady()} turns false. */
+  static final int STREAM_READY_THRESHOLD = 1 << 20;
+
+  /** HTTP/2 window of the stream (gRPC's default is 1 MiB); credit bounds each connection within it. */
+  static final int STREAM_WINDOW = 8 << 20;
 
   private final AgentContext ctx;
   private final EventLoop loop;
@@ -86,6 +98,7 @@ final class ServerConnection {
   private final Map<Long, PendingDial> pendingDials = new ConcurrentHashMap<>();
   private final ArrayDeque<BackendConnection> waitingForReady = new ArrayDeque<>();
 
+  private volatile FlowControl flow;
   private volatile String serverId;
   private volatile int serverCount;
   private volatile boolean streamOpen;
@@ -100,7 +113,9 @@ final class ServerConnection {
     this.loop = loop;
     this.channel = channel;
     this.onClosed = onClosed;
-    this.call = channel.newCall(AgentServiceGrpc.getConnectMethod(), CallOptions.DEFAULT.withExecutor(loop));
+    // gRPC's default isReady() threshold (32 KiB, one DATA chunk) makes backends read stop-and-wait.
+    this.call = channel.newCall(AgentServiceGrpc.getConnectMethod(),
+        CallOptions.DEFAULT.withExecutor(loop).withOnReadyThreshold(STREAM_READY_THRESHOLD));
     long connectTimeoutMillis = Math.min(Integer.MAX_VALUE, ctx.config().dialTimeout().toMillis() * 2);
     this.bootstrap =
         new Bootstrap()
@@ -135,12 +150,17 @@ final class ServerConnection {
       String token = Files.readString(cfg.serviceAccountTokenPath()).strip();
       headers.put(Metadata.AUTHORIZATION, "Bearer " + token);
     }
+    if (cfg.flowControl()) {
+      headers.put(Metadata.FLOW_CONTROL, Metadata.FLOW_CONTROL_V1);
+      headers.put(Metadata.FLOW_CONTROL_WINDOW, Long.toString(cfg.flowControlWindow()));
+    }
     EventLoop loop = ctx.group().next();
     NettyChannelBuilder builder =
         NettyChannelBuilder.forAddress(cfg.proxyServerHost(), cfg.proxyServerPort())
             .eventLoopGroup(loop)
             .channelType(ctx.channelType())
             .executor(loop)
+            .flowControlWindow(STREAM_WINDOW)
             .keepAliveTime(cfg.keepaliveTime().toNanos(), TimeUnit.NANOSECONDS);
     if (ctx.sslContext() != null) {
       builder.sslContext(ctx.sslContext());
@@ -252,10 +272,23 @@ final class ServerConnection {
         failHandshake("servercount: " + count + " (expected: a decimal integer >= 0)");
         return;
       }
+      if (ctx.config().flowControl() && Metadata.FLOW_CONTROL_V1.equals(headers.get(Metadata.FLOW_CONTROL))) {
+        try {
+          long serverWindow = FlowControl.parseWindow(
+              headers.get(Metadata.FLOW_CONTROL_WINDOW), TunnelAgentConfig.MAX_FLOW_CONTROL_WINDOW);
+          flow = new FlowControl(serverWindow, ctx.config().flowControlWindow());
+        } catch (IllegalArgumentException e) {
+          // The server will wait for credit we cannot compute: this stream cannot work.
+          failHandshake("the server accepted flow control with a bad window: " + e.getMessage());
+          return;
+        }
+        ctx.metrics().flowControlConnection(1);
+      }
       serverId = id;
       serverCount = n;
-      log.info("Connected to proxy server {} at {}:{} (servercount {})",
-          id, ctx.config().proxyServerHost(), ctx.config().proxyServerPort(), n);
+      log.info("Connected to proxy server {} at {}:{} (servercount {}, flow control {})",
+          id, ctx.config().proxyServerHost(), ctx.config().proxyServerPort(), n,
+          flow == null ? "off: overflow rule" : "on");
       connected.complete(ServerConnection.this);
       maybeSendDrain();
     }
@@ -320,6 +353,7 @@ final class ServerConnection {
       case DATA -> onData(packet.getData());
       case CLOSE_REQ -> onCloseRequest(packet.getCloseRequest());
       case DIAL_CLS -> onCloseDial(packet.getCloseDial());
+      case PORTAGE_WINDOW_UPDATE -> onWindowUpdate(packet.getWindowUpdate());
       default -> log.debug("Ignoring {} packet from server {}", packet.getType(), serverId);
     }
   }
@@ -403,7 +437,7 @@ final class ServerConnection {
     }
     ctx.metrics().dialSucceeded(Duration.ofNanos(ctx.time().ticker().nanoTime() - pd.startNanos));
     long connectId = ++lastConnectId;
-    BackendConnection bc = new BackendConnection(this, connectId, pd.address, ch, ctx.config().xfrChannelSize());
+    BackendConnection bc = new BackendConnection(this, connectId, pd.address, ch, ctx.config().xfrChannelSize(), flow);
     backends.put(connectId, bc);
     ctx.metrics().endpointOpened();
     ch.pipeline().addLast(bc);
@@ -469,8 +503,12 @@ final class ServerConnection {
       return;
     }
     if (!bc.offer(data.getData())) {
-      backends.remove(connectId, bc);
-      ctx.metrics().endpointClosed();
+      if (bc.sendCredit() != null) {
+        flowControlViolated(bc, "server sent " + data.getData().size() + " bytes with " + bc.queuedBytes()
+            + " already queued (expected: at most the window " + flow.receiveWindow() + " and one packet)");
+        return;
+      }
+      removeBackend(bc);
       ctx.metrics().endpointQueueOverflow();
       log.warn("Closing {}: its queue of {} packets toward the backend is full (server {})",
           bc, ctx.config().xfrChannelSize(), serverId);
@@ -480,15 +518,74 @@ final class ServerConnection {
     }
   }
 
+  private void onWindowUpdate(WindowUpdate update) {
+    long connectId = update.getConnectID();
+    BackendConnection bc = backends.get(connectId);
+    if (bc == null || bc.sendCredit() == null) {
+      // After a close the server may still grant credit for bytes it wrote just before.
+      log.debug("Window update for {} connect {} from server {} ignored",
+          bc == null ? "unknown" : "non-flow-controlled", connectId, serverId);
+      return;
+    }
+    String malformed = bc.sendCredit().grant(update.getBytes());
+    if (malformed != null) {
+      flowControlViolated(bc, malformed);
+      return;
+    }
+    if (bc.creditPaused() && bc.sendCredit().available()) {
+      setCreditPaused(bc, false);
+      wantRead(bc);
+    }
+  }
+
+  /** The server broke the credit protocol for {@code bc}: close it alone and tell the server why. */
+  private void flowControlViolated(BackendConnection bc, String why) {
+    removeBackend(bc);
+    ctx.metrics().flowControlError();
+    log.warn("Closing {}: flow control violated by server {}: {}", bc, serverId, why);
+    bc.close();
+    sendCloseResponse(bc.connectId(), "agent: connection " + bc.connectId() + " closed: flow control violated: " + why);
+  }
+
+  private void removeBackend(BackendConnection bc) {
+    if (backends.remove(bc.connectId(), bc)) {
+      ctx.metrics().endpointClosed();
+      setCreditPaused(bc, false);
+    }
+  }
+
+  private void setCreditPaused(BackendConnection bc, boolean paused) {
+    if (bc.creditPaused() != paused) {
+      bc.creditPaused(paused);
+      ctx.metrics().flowControlPaused(paused ? 1 : -1);
+    }
+  }
+
+  /** {@code bc} wrote bytes to its backend: grant them back to the server (flow control only). */
+  void grantCredit(BackendConnection bc, long bytes) {
+    if (!streamOpen || backends.get(bc.connectId()) != bc) {
+      return;
+    }
+    send(Packet.newBuilder()
+        .setType(PacketType.PORTAGE_WINDOW_UPDATE)
+        .setWindowUpdate(WindowUpdate.newBuilder().setConnectID(bc.connectId()).setBytes(bytes))
+        .build());
+  }
+
+  /** Some connection now holds {@code bytes} queued toward its backend. */
+  void queued(long bytes) {
+    ctx.metrics().queued(bytes);
+  }
+
   private void onCloseRequest(CloseRequest req) {
     long connectId = req.getConnectID();
-    BackendConnection bc = backends.remove(connectId);
+    BackendConnection bc = backends.get(connectId);
     if (bc == null) {
       log.debug("CLOSE_REQ for unknown connect {} from server {}", connectId, serverId);
       sendCloseResponse(connectId, "Unknown connectID");
       return;
     }
-    ctx.metrics().endpointClosed();
+    removeBackend(bc);
     log.debug("CLOSE_REQ: closing {}", bc);
     bc.closeAfterFlush();
     // A backend that stopped reading must not keep its socket forever once the server is done with it.
@@ -500,8 +597,8 @@ final class ServerConnection {
 
   /** A backend socket closed: unless we closed it on request, tell the server (unsolicited CLOSE_RSP). */
   void onBackendClosed(BackendConnection bc) {
-    if (backends.remove(bc.connectId(), bc)) {
-      ctx.metrics().endpointClosed();
+    if (backends.get(bc.connectId()) == bc) {
+      removeBackend(bc);
       log.debug("Backend closed {}", bc);
       sendCloseResponse(bc.connectId(), "");
     }
@@ -513,10 +610,14 @@ final class ServerConnection {
       if (backends.get(bc.connectId()) != bc || !streamOpen) {
         return;
       }
+      int size = buf.readableBytes();
       send(Packet.newBuilder()
           .setType(PacketType.DATA)
           .setData(Data.newBuilder().setConnectID(bc.connectId()).setData(ByteString.copyFrom(buf.nioBuffer())))
           .build());
+      if (bc.sendCredit() != null) {
+        bc.sendCredit().consume(size);
+      }
     } finally {
       buf.release();
     }
@@ -525,6 +626,10 @@ final class ServerConnection {
 
   private void wantRead(BackendConnection bc) {
     if (!streamOpen || backends.get(bc.connectId()) != bc) {
+      return;
+    }
+    if (bc.sendCredit() != null && !bc.sendCredit().available()) {
+      setCreditPaused(bc, true); // the server's window update resumes reading
       return;
     }
     if (call.isReady()) {
@@ -574,10 +679,13 @@ final class ServerConnection {
       pd.abandon();
     }
     for (BackendConnection bc : new ArrayList<>(backends.values())) {
-      if (backends.remove(bc.connectId(), bc)) {
-        ctx.metrics().endpointClosed();
+      if (backends.get(bc.connectId()) == bc) {
+        removeBackend(bc);
         bc.close();
       }
+    }
+    if (flow != null) {
+      ctx.metrics().flowControlConnection(-1);
     }
     waitingForReady.clear();
     channel.shutdownNow();

@@ -39,6 +39,8 @@ import java.util.UUID;
  * @param leaseLabelSelector {@code --lease-label-selector}
  * @param serverCountSource {@code --server-count-source}
  * @param kubeconfig {@code --kubeconfig}; null means in-cluster or the default kubeconfig
+ * @param flowControlWindow Portage only: per-connection credit window in bytes, offered to servers
+ *     through the {@code portage-flow-control} metadata key; 0 turns it off (1 MiB by default)
  */
 public record TunnelAgentConfig(
     String proxyServerHost,
@@ -65,7 +67,8 @@ public record TunnelAgentConfig(
     String leaseNamespace,
     String leaseLabelSelector,
     ServerCountSource serverCountSource,
-    Path kubeconfig) {
+    Path kubeconfig,
+    long flowControlWindow) {
 
   /** Where the agent takes the number of servers it must connect to. */
   public enum ServerCountSource {
@@ -122,6 +125,10 @@ public record TunnelAgentConfig(
     requireNonEmpty("leaseNamespace", leaseNamespace);
     Objects.requireNonNull(leaseLabelSelector, "leaseLabelSelector");
     Objects.requireNonNull(serverCountSource, "serverCountSource");
+    if (flowControlWindow < 0 || flowControlWindow > MAX_FLOW_CONTROL_WINDOW) {
+      throw new IllegalArgumentException("flowControlWindow: " + flowControlWindow
+          + " (expected: 0 (off) or 1.." + MAX_FLOW_CONTROL_WINDOW + ")");
+    }
     if ((agentCert == null) != (agentKey == null)) {
       throw new IllegalArgumentException(
           "agentCert/agentKey: " + agentCert + "/" + agentKey + " (expected: both or neither)");
@@ -129,6 +136,14 @@ public record TunnelAgentConfig(
     if (agentCert != null && caCert == null) {
       throw new IllegalArgumentException("agentCert: " + agentCert + " (expected: caCert set too, mTLS needs TLS)");
     }
+  }
+
+  /** Largest per-connection credit window: 1 GiB keeps every credit sum inside an int64 with room. */
+  public static final long MAX_FLOW_CONTROL_WINDOW = 1L << 30;
+
+  /** True when the agent offers per-connection flow control to the servers it connects to. */
+  public boolean flowControl() {
+    return flowControlWindow > 0;
   }
 
   /** A builder with every upstream default; the agent ID defaults to a random UUID. */
@@ -193,6 +208,7 @@ public record TunnelAgentConfig(
     private String leaseLabelSelector = "k8s-app=konnectivity-server";
     private ServerCountSource serverCountSource = ServerCountSource.DEFAULT;
     private Path kubeconfig;
+    private long flowControlWindow = 1L << 20;
 
     private Builder() {}
 
@@ -222,6 +238,7 @@ public record TunnelAgentConfig(
       leaseLabelSelector = c.leaseLabelSelector;
       serverCountSource = c.serverCountSource;
       kubeconfig = c.kubeconfig;
+      flowControlWindow = c.flowControlWindow;
     }
 
     public Builder proxyServerHost(String v) { proxyServerHost = v; return this; }
@@ -249,6 +266,8 @@ public record TunnelAgentConfig(
     public Builder leaseLabelSelector(String v) { leaseLabelSelector = v; return this; }
     public Builder serverCountSource(ServerCountSource v) { serverCountSource = v; return this; }
     public Builder kubeconfig(Path v) { kubeconfig = v; return this; }
+    /** Portage only ({@code --flow-control-window}; {@code 0} is {@code --flow-control=false}). */
+    public Builder flowControlWindow(long v) { flowControlWindow = v; return this; }
 
     /** Validates and builds; throws {@link IllegalArgumentException} naming the bad field. */
     public TunnelAgentConfig build() {
@@ -257,7 +276,7 @@ public record TunnelAgentConfig(
           caCert, agentCert, agentKey, alpnProtos, healthServerHost, healthServerPort,
           adminBindAddress, adminServerPort, syncInterval, syncIntervalCap, probeInterval,
           keepaliveTime, syncForever, xfrChannelSize, dialTimeout, countServerLeases,
-          leaseNamespace, leaseLabelSelector, serverCountSource, kubeconfig);
+          leaseNamespace, leaseLabelSelector, serverCountSource, kubeconfig, flowControlWindow);
     }
   }
 }

@@ -1,6 +1,7 @@
 package dev.portage.tunnel.server;
 
 import dev.portage.api.konnectivity.Packet;
+import dev.portage.tunnel.internal.FlowControl;
 import dev.portage.tunnel.wire.AgentIdentifiers;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -21,14 +22,19 @@ import org.slf4j.LoggerFactory;
 final class AgentStreamHandler implements ServerCallHandler<Packet, Packet> {
   private static final Logger log = LoggerFactory.getLogger(AgentStreamHandler.class);
 
+  static final int STREAM_READY_THRESHOLD = 1 << 20;
+
   private final String serverId;
   private final int serverCount;
   private final PacketRouter router;
   private final AgentAuthenticator authenticator;
   private final ServerMetrics metrics;
+  private final long flowControlWindow;
 
   AgentStreamHandler(
-      String serverId, int serverCount, PacketRouter router, AgentAuthenticator authenticator, ServerMetrics metrics) {
+      String serverId, int serverCount, PacketRouter router, AgentAuthenticator authenticator, ServerMetrics metrics,
+      long flowControlWindow) {
+    this.flowControlWindow = flowControlWindow;
     this.serverId = serverId;
     this.serverCount = serverCount;
     this.router = router;
@@ -53,14 +59,46 @@ final class AgentStreamHandler implements ServerCallHandler<Packet, Packet> {
     Metadata response = new Metadata();
     response.put(dev.portage.tunnel.wire.Metadata.SERVER_ID, serverId);
     response.put(dev.portage.tunnel.wire.Metadata.SERVER_COUNT, Integer.toString(serverCount));
+    FlowControl flow = negotiateFlowControl(agentId, headers);
+    if (flow != null) {
+      response.put(dev.portage.tunnel.wire.Metadata.FLOW_CONTROL, dev.portage.tunnel.wire.Metadata.FLOW_CONTROL_V1);
+      response.put(dev.portage.tunnel.wire.Metadata.FLOW_CONTROL_WINDOW, Long.toString(flow.receiveWindow()));
+    }
     call.sendHeaders(response);
+    // gRPC's default isReady() threshold (32 KiB, one DATA chunk) makes frontends read stop-and-wait;
+    // per-connection credit bounds each connection, so the shared stream may buffer more.
+    call.setOnReadyThreshold(STREAM_READY_THRESHOLD);
 
-    Backend backend = new Backend(agentId, identifiers, call, metrics);
+    Backend backend = new Backend(agentId, identifiers, call, metrics, flow);
+    if (flow != null) {
+      metrics.flowControlStream(1);
+    }
     router.backends().add(backend);
     metrics.grpcConnection(ServerMetrics.CONNECT, 1);
-    log.info("agent {} connected (identifiers: {})", agentId, identifiers.encode());
+    log.info("agent {} connected (identifiers: {}, flow control: {})", agentId, identifiers.encode(),
+        flow == null ? "off, overflow rule" : "window " + flow.sendWindow() + " to agent, " + flow.receiveWindow() + " from agent");
     call.request(1);
     return new Listener(call, backend);
+  }
+
+  /**
+   * Portage flow control when this server has it on and the agent offered version 1 with a valid
+   * window; otherwise null (upstream agents never offer it; a malformed offer falls back too, with a
+   * WARN, since the agent only uses flow control once the server answered it).
+   */
+  private FlowControl negotiateFlowControl(String agentId, Metadata headers) {
+    String offer = headers.get(dev.portage.tunnel.wire.Metadata.FLOW_CONTROL);
+    if (flowControlWindow <= 0 || !dev.portage.tunnel.wire.Metadata.FLOW_CONTROL_V1.equals(offer)) {
+      return null;
+    }
+    try {
+      long agentWindow = FlowControl.parseWindow(
+          headers.get(dev.portage.tunnel.wire.Metadata.FLOW_CONTROL_WINDOW), TunnelServerConfig.MAX_FLOW_CONTROL_WINDOW);
+      return new FlowControl(agentWindow, flowControlWindow);
+    } catch (IllegalArgumentException e) {
+      log.warn("agent {} offered flow control with a bad window, using the overflow rule: {}", agentId, e.getMessage());
+      return null;
+    }
   }
 
   private static String single(Metadata headers, Metadata.Key<String> key, boolean required) throws StatusException {
@@ -131,6 +169,9 @@ final class AgentStreamHandler implements ServerCallHandler<Packet, Packet> {
       gone = true;
       log.info("agent {} disconnected: {}", backend.agentId(), reason);
       metrics.grpcConnection(ServerMetrics.CONNECT, -1);
+      if (backend.flowControl() != null) {
+        metrics.flowControlStream(-1);
+      }
       router.agentGone(backend, reason);
     }
   }

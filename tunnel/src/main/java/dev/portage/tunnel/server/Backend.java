@@ -1,6 +1,7 @@
 package dev.portage.tunnel.server;
 
 import dev.portage.api.konnectivity.Packet;
+import dev.portage.tunnel.internal.FlowControl;
 import dev.portage.tunnel.wire.AgentIdentifiers;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -21,13 +22,17 @@ final class Backend {
   private final AgentIdentifiers identifiers;
   private final ServerCall<Packet, Packet> call;
   private final ServerMetrics metrics;
+  private final FlowControl flowControl;
   private final Map<Long, Frontend> connections = new ConcurrentHashMap<>();
   private final Queue<Runnable> readyWaiters = new ConcurrentLinkedQueue<>();
   private volatile boolean draining;
   private volatile boolean closed;
 
-  Backend(String agentId, AgentIdentifiers identifiers, ServerCall<Packet, Packet> call, ServerMetrics metrics) {
+  Backend(
+      String agentId, AgentIdentifiers identifiers, ServerCall<Packet, Packet> call, ServerMetrics metrics,
+      FlowControl flowControl) {
     this.agentId = agentId;
+    this.flowControl = flowControl;
     this.identifiers = identifiers;
     this.call = call;
     this.metrics = metrics;
@@ -39,6 +44,11 @@ final class Backend {
 
   AgentIdentifiers identifiers() {
     return identifiers;
+  }
+
+  /** The credit windows negotiated on this stream, or null when the agent gets the overflow rule. */
+  FlowControl flowControl() {
+    return flowControl;
   }
 
   boolean draining() {

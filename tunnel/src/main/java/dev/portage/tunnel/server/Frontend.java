@@ -18,6 +18,12 @@ interface Frontend {
   /** Bytes from the agent for this connection; must not block (see {@link ReceiveBudget}). */
   void deliver(ByteString data);
 
+  /**
+   * The agent granted {@code bytes} more send credit (Portage flow control, {@code PORTAGE_WINDOW_UPDATE});
+   * the frontend validates it and resumes reading its client if it was paused.
+   */
+  void creditGranted(long bytes);
+
   /** The agent closed the connection or its stream was lost; the router already removed it. */
   void closedByAgent(long connectID, String error);
 }

@@ -11,6 +11,9 @@ import dev.portage.core.time.Ticker;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.Status;
+import dev.portage.tunnel.internal.FlowControl;
+import dev.portage.tunnel.internal.ReceiveCredit;
+import dev.portage.tunnel.internal.SendCredit;
 import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
 import org.slf4j.Logger;
@@ -21,14 +24,19 @@ import org.slf4j.LoggerFactory;
  * SerialExecutor}; gRPC callbacks and the router's callbacks are both posted there.
  *
  * <p>Flow control: the stream is read with manual {@code request(1)}, and the next packet is requested
- * only when the agent stream {@link Backend#isReady() is ready}, so a fast client cannot grow the
- * agent's buffer. Toward the client, DATA waits in this connection's own queue until the client's
- * stream is ready; that queue is bounded by a {@link ReceiveBudget}. The Konnectivity wire has no
- * per-connection window, so a connection whose queue overflows is closed alone (CLOSE_REQ to the agent,
- * CLOSE_RSP with an error to the client) instead of stalling the agent stream for everyone.
+ * only when the agent stream {@link Backend#isReady() is ready} and, on a stream with negotiated
+ * Portage flow control, while this connection has send credit left (else after the agent's {@code
+ * PORTAGE_WINDOW_UPDATE}), so a fast client cannot grow the agent's buffer or its queue toward the
+ * backend. Toward the client, DATA waits in this connection's own queue until the client's stream is
+ * {@code isReady()}; that queue is bounded by a {@link ReceiveBudget}. With flow control, DATA handed
+ * to the client's stream is granted back to the agent, so the agent pauses this one backend when the
+ * client reads slowly. Without it (upstream agents) a connection whose queue overflows is closed alone
+ * (CLOSE_REQ to the agent, CLOSE_RSP with an error to the client) instead of stalling the agent stream.
  */
 final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend {
   private static final Logger log = LoggerFactory.getLogger(GrpcFrontend.class);
+
+  private static final int READY_THRESHOLD = 128 * 1024;
 
   private enum State { IDLE, PENDING, ESTABLISHED, CLOSED }
 
@@ -37,7 +45,11 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
   private final ServerMetrics metrics;
   private final Ticker ticker;
   private final SerialExecutor serial;
-  private final ReceiveBudget budget;
+  // Replaced once, on the router's thread before it delivers any DATA, when flow control is negotiated.
+  private volatile ReceiveBudget budget;
+  private SendCredit sendCredit;
+  private ReceiveCredit receiveCredit;
+  private boolean creditPaused;
   private final ArrayDeque<Packet> outbound = new ArrayDeque<>();
   private State state = State.IDLE;
   private long random;
@@ -60,7 +72,11 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
   /** Called once from startCall. */
   void start() {
     metrics.grpcConnection(ServerMetrics.PROXY, 1);
-    serial.execute(() -> call.sendHeaders(new Metadata()));
+    serial.execute(() -> {
+      call.sendHeaders(new Metadata());
+      // Above gRPC's 32 KiB default, so a fast client is not fed stop-and-wait, one DATA chunk at a time.
+      call.setOnReadyThreshold(READY_THRESHOLD);
+    });
     call.request(1);
   }
 
@@ -90,6 +106,10 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
 
   @Override
   public void dialEstablished(Backend b, long dialRandom, long id) {
+    FlowControl flow = b.flowControl();
+    if (flow != null) {
+      budget = new ReceiveBudget(flow.receiveLimit(), 0);
+    }
     serial.execute(() -> {
       if (state != State.PENDING || random != dialRandom) {
         // The client gave up (DIAL_CLS or stream end) while the agent was dialing.
@@ -99,6 +119,10 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
       state = State.ESTABLISHED;
       backend = b;
       connectID = id;
+      if (flow != null) {
+        sendCredit = new SendCredit(flow.sendWindow());
+        receiveCredit = new ReceiveCredit(flow.receiveWindow());
+      }
       send(Packet.newBuilder()
           .setType(PacketType.DIAL_RSP)
           .setDialResponse(DialResponse.newBuilder().setRandom(dialRandom).setConnectID(id))
@@ -119,12 +143,14 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
 
   @Override
   public void deliver(ByteString data) {
+    ReceiveBudget budget = this.budget;
     if (!budget.tryReserve(data.size())) {
       if (budget.overflowed()) {
         serial.execute(this::overflowed);
       }
       return;
     }
+    metrics.queued(budget.queuedBytes());
     serial.execute(() -> {
       if (state != State.ESTABLISHED) {
         budget.release(data.size());
@@ -135,6 +161,24 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
           .setData(Data.newBuilder().setConnectID(connectID).setData(data))
           .build());
       flush();
+    });
+  }
+
+  @Override
+  public void creditGranted(long bytes) {
+    serial.execute(() -> {
+      if (state != State.ESTABLISHED || sendCredit == null) {
+        return;
+      }
+      String malformed = sendCredit.grant(bytes);
+      if (malformed != null) {
+        flowControlViolated("agent " + backend.agentId() + " connectID " + connectID + ": " + malformed);
+        return;
+      }
+      if (creditPaused && sendCredit.available()) {
+        setCreditPaused(false);
+        requestWhenAgentReady();
+      }
     });
   }
 
@@ -215,11 +259,43 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
       return false;
     }
     router.forwardData(backend, connectID, d.getData());
+    if (sendCredit != null) {
+      sendCredit.consume(d.getData().size());
+      if (!sendCredit.available()) {
+        setCreditPaused(true); // the agent's window update requests the next packet
+        return false;
+      }
+    }
     if (backend.isReady()) {
       return true;
     }
     backend.whenReady(() -> call.request(1));
     return false;
+  }
+
+  private void requestWhenAgentReady() {
+    if (backend.isReady()) {
+      call.request(1);
+    } else {
+      backend.whenReady(() -> call.request(1));
+    }
+  }
+
+  private void setCreditPaused(boolean paused) {
+    if (paused != creditPaused) {
+      creditPaused = paused;
+      metrics.flowControlPaused(ServerMetrics.PROXY, paused ? 1 : -1);
+    }
+  }
+
+  /** The agent broke the credit protocol: close this connection alone, with the reason for the client. */
+  private void flowControlViolated(String why) {
+    log.warn("flow control violated, closing this connection: {}", why);
+    metrics.flowControlError();
+    router.closeFromFrontend(backend, connectID, this);
+    outbound.clear();
+    send(closeResponse(connectID, "flow control violated: " + why));
+    finish(Status.OK);
   }
 
   private void frontendGone(boolean halfClose) {
@@ -233,6 +309,11 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
 
   private void overflowed() {
     if (state != State.ESTABLISHED) {
+      return;
+    }
+    if (sendCredit != null) {
+      flowControlViolated("agent " + backend.agentId() + " connectID " + connectID + ": sent "
+          + budget.queuedBytes() + " bytes beyond its window (expected: at most the window and one packet)");
       return;
     }
     log.warn("agent {} connectID {}: queue toward the client overflowed ({} bytes); closing this connection",
@@ -249,7 +330,12 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
       Packet p = outbound.poll();
       send(p);
       if (p.getType() == PacketType.DATA) {
-        budget.release(p.getData().getData().size());
+        int size = p.getData().getData().size();
+        budget.release(size);
+        long grant = receiveCredit == null ? 0 : receiveCredit.written(size);
+        if (grant > 0) {
+          router.grantCredit(backend, connectID, grant);
+        }
       }
     }
     boolean nowBacklogged = !outbound.isEmpty() && state != State.CLOSED;
@@ -293,6 +379,7 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
       backlogged = false;
       metrics.fullReceiveChannel(ServerMetrics.PROXY, -1);
     }
+    setCreditPaused(false);
     metrics.grpcConnection(ServerMetrics.PROXY, -1);
     if (status != null) {
       try {

@@ -10,6 +10,9 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
+import dev.portage.tunnel.internal.FlowControl;
+import dev.portage.tunnel.internal.ReceiveCredit;
+import dev.portage.tunnel.internal.SendCredit;
 import java.util.ArrayDeque;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,11 +23,14 @@ import org.slf4j.LoggerFactory;
  * router's callbacks hop onto it.
  *
  * <p>Flow control: {@code AUTO_READ} is off and the socket is read one chunk (at most 32 KiB, one DATA
- * packet) at a time, and again only when the agent stream {@link Backend#isReady() is ready}. Toward
- * the client, DATA goes straight into the channel's outbound buffer, accounted by a {@link
- * ReceiveBudget} and released as writes complete. The Konnectivity wire has no per-connection window,
- * so when a client reads too slowly for its budget only this tunnel is closed (CLOSE_REQ to the agent,
- * socket closed) and the agent stream keeps flowing for everyone else.
+ * packet) at a time, and again only when the agent stream {@link Backend#isReady() is ready} and, on
+ * a stream with negotiated Portage flow control, while this connection has send credit left (else it
+ * pauses until the agent's {@code PORTAGE_WINDOW_UPDATE}). Toward the client, DATA goes straight into
+ * the channel's outbound buffer, accounted by a {@link ReceiveBudget} and released as writes complete;
+ * with flow control the written bytes are granted back to the agent, so the agent pauses this one
+ * backend when the client reads slowly. Without it (upstream agents) a client that reads too slowly
+ * for its budget gets only this tunnel closed (CLOSE_REQ to the agent, socket closed) and the agent
+ * stream keeps flowing for everyone else.
  */
 final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements Frontend {
   private static final String SERVICE_METHOD = ServerMetrics.HTTP_CONNECT;
@@ -45,7 +51,11 @@ final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements 
   private final Channel channel;
   private final String target;
   private final long random;
-  private final ReceiveBudget budget;
+  // Replaced once, on the router's thread before it delivers any DATA, when flow control is negotiated.
+  private volatile ReceiveBudget budget;
+  private SendCredit sendCredit;
+  private ReceiveCredit receiveCredit;
+  private boolean creditPaused;
   private final ArrayDeque<ByteBuf> early = new ArrayDeque<>();
   private int earlyBytes;
   private State state = State.PENDING;
@@ -78,6 +88,10 @@ final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements 
 
   @Override
   public void dialEstablished(Backend b, long dialRandom, long id) {
+    FlowControl flow = b.flowControl();
+    if (flow != null) {
+      budget = new ReceiveBudget(flow.receiveLimit(), 0);
+    }
     channel.eventLoop().execute(() -> {
       if (state != State.PENDING) {
         f.router.closeFromFrontend(b, id, this);
@@ -86,6 +100,10 @@ final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements 
       state = State.ESTABLISHED;
       backend = b;
       connectID = id;
+      if (flow != null) {
+        sendCredit = new SendCredit(flow.sendWindow());
+        receiveCredit = new ReceiveCredit(flow.receiveWindow());
+      }
       channel.writeAndFlush(HttpStatusResponse.established(channel.alloc()));
       for (ByteBuf buf; (buf = early.poll()) != null; ) {
         forward(buf);
@@ -107,20 +125,42 @@ final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements 
   @Override
   public void deliver(ByteString data) {
     int size = data.size();
+    ReceiveBudget budget = this.budget;
     if (!budget.tryReserve(size)) {
       if (budget.overflowed()) {
         channel.eventLoop().execute(this::overflowed);
       }
       return;
     }
+    f.metrics.queued(budget.queuedBytes());
     channel.eventLoop().execute(() -> {
       if (state != State.ESTABLISHED && state != State.CLOSING) {
         budget.release(size);
         return;
       }
       channel.writeAndFlush(Unpooled.wrappedBuffer(data.asReadOnlyByteBuffer()))
-          .addListener(done -> budget.release(size));
+          .addListener(done -> written(budget, size));
       updateBacklog();
+    });
+  }
+
+  @Override
+  public void creditGranted(long bytes) {
+    channel.eventLoop().execute(() -> {
+      if ((state != State.ESTABLISHED && state != State.CLOSING) || sendCredit == null) {
+        return;
+      }
+      String malformed = sendCredit.grant(bytes);
+      if (malformed != null) {
+        flowControlViolated("agent " + backend.agentId() + " connectID " + connectID + ": " + malformed);
+        return;
+      }
+      if (creditPaused && sendCredit.available()) {
+        setCreditPaused(false);
+        if (state == State.ESTABLISHED) {
+          readMore();
+        }
+      }
     });
   }
 
@@ -202,6 +242,7 @@ final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements 
       backlogged = false;
       f.metrics.fullReceiveChannel(SERVICE_METHOD, -1);
     }
+    setCreditPaused(false);
     ctx.fireChannelInactive();
   }
 
@@ -215,6 +256,9 @@ final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements 
 
   private void forward(ByteBuf buf) {
     try {
+      if (sendCredit != null) {
+        sendCredit.consume(buf.readableBytes());
+      }
       f.router.forwardData(backend, connectID, ByteString.copyFrom(ByteBufUtil.getBytes(buf)));
     } finally {
       buf.release();
@@ -223,6 +267,10 @@ final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements 
 
   /** Reads the next chunk now if the agent stream can take it, else when it becomes ready. */
   private void readMore() {
+    if (sendCredit != null && !sendCredit.available()) {
+      setCreditPaused(true); // the agent's window update resumes reading
+      return;
+    }
     if (backend.isReady()) {
       channel.read();
     } else {
@@ -234,8 +282,41 @@ final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements 
     }
   }
 
+  /** A DATA payload left for the client's socket (or was dropped): free its budget, grant credit. */
+  private void written(ReceiveBudget b, int size) {
+    b.release(size);
+    if (receiveCredit != null && (state == State.ESTABLISHED || state == State.CLOSING)) {
+      long grant = receiveCredit.written(size);
+      if (grant > 0) {
+        f.router.grantCredit(backend, connectID, grant);
+      }
+    }
+  }
+
+  private void setCreditPaused(boolean paused) {
+    if (paused != creditPaused) {
+      creditPaused = paused;
+      f.metrics.flowControlPaused(SERVICE_METHOD, paused ? 1 : -1);
+    }
+  }
+
+  /** The agent broke the credit protocol: close this tunnel alone, loudly. */
+  private void flowControlViolated(String why) {
+    log.warn("flow control violated, closing this tunnel: {}", why);
+    f.metrics.flowControlError();
+    f.router.closeFromFrontend(backend, connectID, this);
+    state = State.CLOSED;
+    setCreditPaused(false);
+    channel.close();
+  }
+
   private void overflowed() {
     if (state != State.ESTABLISHED && state != State.CLOSING) {
+      return;
+    }
+    if (sendCredit != null) {
+      flowControlViolated("agent " + backend.agentId() + " connectID " + connectID + ": sent "
+          + budget.queuedBytes() + " bytes beyond its window (expected: at most the window and one packet)");
       return;
     }
     log.warn("agent {} connectID {}: queue toward the client overflowed ({} bytes); closing this tunnel",

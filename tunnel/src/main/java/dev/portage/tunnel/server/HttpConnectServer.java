@@ -46,6 +46,7 @@ final class HttpConnectServer implements AutoCloseable {
     ServerBootstrap b = new ServerBootstrap()
         .group(group)
         .childOption(ChannelOption.AUTO_READ, true)
+        .childOption(ChannelOption.TCP_NODELAY, true)
         .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
         .childOption(ChannelOption.MAX_MESSAGES_PER_READ, 1)
         .childOption(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(512, 8192, MAX_CHUNK))

@@ -9,6 +9,7 @@ import dev.portage.api.konnectivity.DialRequest;
 import dev.portage.api.konnectivity.DialResponse;
 import dev.portage.api.konnectivity.Packet;
 import dev.portage.api.konnectivity.PacketType;
+import dev.portage.api.konnectivity.WindowUpdate;
 import dev.portage.core.time.TimeSource;
 import dev.portage.tunnel.server.ServerMetrics.DialFailure;
 import dev.portage.tunnel.wire.HostPort;
@@ -110,6 +111,14 @@ final class PacketRouter {
         .build());
   }
 
+  /** Grants the agent {@code bytes} more credit for {@code connectID} (negotiated flow control only). */
+  void grantCredit(Backend backend, long connectID, long bytes) {
+    backend.send(Packet.newBuilder()
+        .setType(PacketType.PORTAGE_WINDOW_UPDATE)
+        .setWindowUpdate(WindowUpdate.newBuilder().setConnectID(connectID).setBytes(bytes))
+        .build());
+  }
+
   /** Forwards the frontend's CLOSE_REQ; the entry stays until the agent's CLOSE_RSP. */
   void forwardCloseRequest(Backend backend, long connectID) {
     backend.send(closeRequest(connectID));
@@ -155,6 +164,20 @@ final class PacketRouter {
           metrics.dialFailure(DialFailure.BACKEND_CLOSE);
           d.frontend.dialFailed(d.random, "dial closed by agent " + backend.agentId());
         }
+      }
+      case PORTAGE_WINDOW_UPDATE -> {
+        WindowUpdate u = p.getWindowUpdate();
+        if (backend.flowControl() == null) {
+          log.debug("{}: window update without negotiated flow control ignored", backend);
+          return;
+        }
+        Frontend f = backend.connections().get(u.getConnectID());
+        if (f == null) {
+          // Normal after a close: the agent granted credit for bytes written just before it.
+          log.debug("{}: window update for unknown connectID {} ignored", backend, u.getConnectID());
+          return;
+        }
+        f.creditGranted(u.getBytes());
       }
       case DRAIN -> {
         log.info("agent {} is draining; new dials prefer other agents", backend.agentId());

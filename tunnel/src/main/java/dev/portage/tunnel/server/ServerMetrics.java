@@ -5,6 +5,7 @@ import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The tunnel server's metrics, with upstream proxy-server names (prefix {@code
@@ -55,6 +56,12 @@ final class ServerMetrics {
   private final Counter streamPackets;
   private final Counter streamErrors;
   private final Counter receiveQueueOverflows;
+  private final Gauge flowControlStreams;
+  private final Gauge flowControlPaused;
+  private final Counter flowControlErrors;
+  private final Counter flowControlPauses;
+  private final Gauge queuePeakBytes;
+  private final AtomicLong queuePeak = new AtomicLong();
 
   ServerMetrics(PrometheusRegistry registry) {
     double[] latency = {0.005, 0.025, 0.1, 0.5, 2.5, 12.5};
@@ -115,6 +122,28 @@ final class ServerMetrics {
         .help("Connections closed because their queue toward the frontend overflowed (Portage)")
         .labelNames("service_method")
         .register(registry);
+    flowControlStreams = Gauge.builder()
+        .name(PREFIX + "flow_control_streams")
+        .help("Agent streams on which per-connection flow control was negotiated (Portage)")
+        .register(registry);
+    flowControlPaused = Gauge.builder()
+        .name(PREFIX + "flow_control_paused_connections")
+        .help("Connections whose frontend reads are paused until the agent grants credit (Portage)")
+        .labelNames("service_method")
+        .register(registry);
+    flowControlPauses = Counter.builder()
+        .name(PREFIX + "flow_control_pauses")
+        .help("Times a connection's frontend reads paused for lack of credit from the agent (Portage)")
+        .labelNames("service_method")
+        .register(registry);
+    flowControlErrors = Counter.builder()
+        .name(PREFIX + "flow_control_errors")
+        .help("Connections closed because the agent broke the flow control protocol (Portage)")
+        .register(registry);
+    queuePeakBytes = Gauge.builder()
+        .name(PREFIX + "connection_queue_peak_bytes")
+        .help("Most bytes any one connection has held queued toward its frontend since start (Portage)")
+        .register(registry);
     for (ProxyStrategy s : ProxyStrategy.values()) {
       readyBackends.labelValues(s.flagName()).set(0);
     }
@@ -123,7 +152,10 @@ final class ServerMetrics {
     for (String method : new String[] {PROXY, HTTP_CONNECT}) {
       fullReceiveChannels.labelValues(method).set(0);
       receiveQueueOverflows.labelValues(method);
+      flowControlPaused.labelValues(method).set(0);
+      flowControlPauses.labelValues(method);
     }
+    queuePeakBytes.set(0);
   }
 
   void dialDuration(long nanos) {
@@ -160,6 +192,33 @@ final class ServerMetrics {
 
   void receiveQueueOverflow(String serviceMethod) {
     receiveQueueOverflows.labelValues(serviceMethod).inc();
+  }
+
+  void flowControlStream(int delta) {
+    flowControlStreams.inc(delta);
+  }
+
+  void flowControlPaused(String serviceMethod, int delta) {
+    flowControlPaused.labelValues(serviceMethod).inc(delta);
+    if (delta > 0) {
+      flowControlPauses.labelValues(serviceMethod).inc();
+    }
+  }
+
+  void flowControlError() {
+    flowControlErrors.inc();
+  }
+
+  /** One connection now holds {@code bytes} queued toward its frontend. */
+  void queued(long bytes) {
+    long prev = queuePeak.get();
+    while (bytes > prev) {
+      if (queuePeak.compareAndSet(prev, bytes)) {
+        queuePeakBytes.set(bytes);
+        return;
+      }
+      prev = queuePeak.get();
+    }
   }
 
   void dialFailure(DialFailure reason) {

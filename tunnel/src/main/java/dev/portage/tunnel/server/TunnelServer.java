@@ -49,6 +49,13 @@ import org.slf4j.LoggerFactory;
 public final class TunnelServer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(TunnelServer.class);
   static final String NOT_READY = "no connection to any proxy agent";
+  /**
+   * HTTP/2 window of an agent stream (gRPC's default is 1 MiB). One stream carries every connection of
+   * that agent; per-connection credit, not this window, is what keeps one connection from hogging it.
+   */
+  static final int AGENT_STREAM_WINDOW = 8 << 20;
+  /** HTTP/2 window of a gRPC frontend stream (one connection each); gRPC's default is 1 MiB. */
+  static final int FRONTEND_STREAM_WINDOW = 2 << 20;
 
   private final TunnelServerConfig config;
   private final TimeSource time;
@@ -139,15 +146,22 @@ public final class TunnelServer implements AutoCloseable {
       authenticator = new TokenReviewAuthenticator(requireKubernetes("agent token authentication"), config.agentTokenAuth());
     }
     AgentStreamHandler handler = new AgentStreamHandler(
-        config.serverId(), config.serverCount(), router, authenticator, metrics);
+        config.serverId(), config.serverCount(), router, authenticator, metrics, config.flowControlWindow());
     ServerServiceDefinition service = ServerServiceDefinition.builder(AgentServiceGrpc.getServiceDescriptor())
         .addMethod(AgentServiceGrpc.getConnectMethod(), handler)
         .build();
     NettyServerBuilder nb = NettyServerBuilder.forAddress(inet(config.agentBindAddress(), config.agentPort()))
         .addService(service)
-        .executor(executor)
+        .flowControlWindow(AGENT_STREAM_WINDOW)
         .permitKeepAliveTime(30, TimeUnit.SECONDS)
         .permitKeepAliveWithoutCalls(true);
+    if (config.agentTokenAuth() == null) {
+      // Nothing on the agent stream blocks without token auth (routing only queues onto frontends),
+      // so its callbacks run on the transport thread: one thread hop less on every packet and dial.
+      nb.directExecutor();
+    } else {
+      nb.executor(executor); // TokenReview calls block in startCall
+    }
     keepalive(nb, config.keepaliveTime());
     if (config.agentTls() != null) {
       nb.sslContext(grpcTls(config.agentTls()));
@@ -172,7 +186,9 @@ public final class TunnelServer implements AutoCloseable {
     } else {
       nb = NettyServerBuilder.forAddress(inet(config.serverBindAddress(), port));
     }
-    nb.addService(service).executor(executor);
+    // GrpcFrontend hands every callback to its own SerialExecutor (on the server's pool) at once, so
+    // the transport thread may call it directly: one thread hop less per packet.
+    nb.addService(service).directExecutor().flowControlWindow(FRONTEND_STREAM_WINDOW);
     keepalive(nb, config.frontendKeepaliveTime());
     if (config.frontendTls() != null) {
       nb.sslContext(grpcTls(config.frontendTls()));

@@ -20,6 +20,8 @@ import java.util.UUID;
  *   <tr><td>proxyStrategies</td><td>default</td></tr>
  *   <tr><td>xfrChannelSize</td><td>10 packets: a connection may always queue this many toward its frontend</td></tr>
  *   <tr><td>connectionQueueBytes</td><td>4 MiB: beyond this (and xfrChannelSize packets) a connection is closed</td></tr>
+ *   <tr><td>flowControlWindow</td><td>1 MiB: per-connection credit window with Portage agents that
+ *       negotiate flow control; 0 turns it off (every agent then gets the overflow rule)</td></tr>
  *   <tr><td>backendDialTimeout</td><td>0 (none)</td></tr>
  *   <tr><td>headerReadTimeout</td><td>60 s (HTTP CONNECT request head)</td></tr>
  * </table>
@@ -54,7 +56,8 @@ public record TunnelServerConfig(
     String leaseNamespace,
     Map<String, String> leaseLabels,
     Duration gracefulShutdownTimeout,
-    int grpcFrontendPort) {
+    int grpcFrontendPort,
+    long flowControlWindow) {
 
   public TunnelServerConfig {
     requireText(serverId, "serverId");
@@ -109,10 +112,22 @@ public record TunnelServerConfig(
     leaseLabels = Map.copyOf(leaseLabels);
     requireNonNegative(gracefulShutdownTimeout, "gracefulShutdownTimeout");
     checkPort(grpcFrontendPort, "grpcFrontendPort", true);
+    if (flowControlWindow < 0 || flowControlWindow > MAX_FLOW_CONTROL_WINDOW) {
+      throw new IllegalArgumentException("flowControlWindow: " + flowControlWindow
+          + " (expected: 0 (off) or 1.." + MAX_FLOW_CONTROL_WINDOW + ")");
+    }
     if (grpcFrontendPort >= 0 && mode != FrontendMode.HTTP_CONNECT) {
       throw new IllegalArgumentException(
           "grpcFrontendPort: " + grpcFrontendPort + " (expected: only with mode http-connect; mode grpc serves gRPC on serverPort)");
     }
+  }
+
+  /** Largest per-connection credit window: 1 GiB keeps every credit sum inside an int64 with room. */
+  public static final long MAX_FLOW_CONTROL_WINDOW = 1L << 30;
+
+  /** True when Portage agents that ask for per-connection flow control get it. */
+  public boolean flowControl() {
+    return flowControlWindow > 0;
   }
 
   /** A builder with upstream's defaults and a random server ID. */
@@ -194,6 +209,7 @@ public record TunnelServerConfig(
     private Map<String, String> leaseLabels = Map.of("k8s-app", "konnectivity-server");
     private Duration gracefulShutdownTimeout = Duration.ZERO;
     private int grpcFrontendPort = -1;
+    private long flowControlWindow = 1L << 20;
 
     private Builder() {}
 
@@ -228,6 +244,7 @@ public record TunnelServerConfig(
       leaseLabels = c.leaseLabels;
       gracefulShutdownTimeout = c.gracefulShutdownTimeout;
       grpcFrontendPort = c.grpcFrontendPort;
+      flowControlWindow = c.flowControlWindow;
     }
 
     /** Ephemeral ports everywhere, loopback binds: what tests start. */
@@ -274,6 +291,12 @@ public record TunnelServerConfig(
     /** Portage only: in http-connect mode, also serve gRPC frontends on this port ({@code -1}: off). */
     public Builder grpcFrontendPort(int v) { grpcFrontendPort = v; return this; }
 
+    /**
+     * Portage only: per-connection credit window in bytes toward agents that negotiate flow control
+     * ({@code --flow-control-window}); {@code 0} turns flow control off ({@code --flow-control=false}).
+     */
+    public Builder flowControlWindow(long v) { flowControlWindow = v; return this; }
+
     public TunnelServerConfig build() {
       return new TunnelServerConfig(
           serverId, serverCount, mode, serverBindAddress, serverPort, udsName, deleteExistingUdsFile,
@@ -281,7 +304,7 @@ public record TunnelServerConfig(
           healthBindAddress, healthPort, adminBindAddress, adminPort, keepaliveTime,
           frontendKeepaliveTime, proxyStrategies, xfrChannelSize, connectionQueueBytes,
           backendDialTimeout, headerReadTimeout, agentTokenAuth, enableLeaseController,
-          leaseNamespace, leaseLabels, gracefulShutdownTimeout, grpcFrontendPort);
+          leaseNamespace, leaseLabels, gracefulShutdownTimeout, grpcFrontendPort, flowControlWindow);
     }
   }
 }

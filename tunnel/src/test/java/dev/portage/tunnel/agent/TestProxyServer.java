@@ -41,6 +41,7 @@ final class TestProxyServer implements AutoCloseable {
   private final List<AgentStream> all = new CopyOnWriteArrayList<>();
   private volatile Supplier<String> serverIds;
   private volatile int serverCount;
+  private volatile String flowControlWindow;
 
   TestProxyServer(String serverId, int serverCount) throws IOException {
     this(() -> serverId, serverCount);
@@ -75,6 +76,15 @@ final class TestProxyServer implements AutoCloseable {
     serverCount = n;
   }
 
+  /**
+   * Answers an agent's {@code portage-flow-control} offer with {@code window} as this server's window
+   * (any text, to test bad answers), as a Portage server does; null (the default) answers nothing, as
+   * an upstream server does.
+   */
+  void flowControlWindow(String window) {
+    flowControlWindow = window;
+  }
+
   /** Waits for the next agent stream. */
   AgentStream nextStream() throws InterruptedException {
     AgentStream s = accepted.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
@@ -101,6 +111,11 @@ final class TestProxyServer implements AutoCloseable {
       io.grpc.Metadata ours = new io.grpc.Metadata();
       ours.put(Metadata.SERVER_ID, serverIds.get());
       ours.put(Metadata.SERVER_COUNT, Integer.toString(serverCount));
+      String window = flowControlWindow;
+      if (window != null && Metadata.FLOW_CONTROL_V1.equals(headers.get(Metadata.FLOW_CONTROL))) {
+        ours.put(Metadata.FLOW_CONTROL, Metadata.FLOW_CONTROL_V1);
+        ours.put(Metadata.FLOW_CONTROL_WINDOW, window);
+      }
       ServerCall<Q, R> eager =
           new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
             private boolean sent;
