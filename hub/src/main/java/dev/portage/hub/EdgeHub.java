@@ -231,6 +231,29 @@ public final class EdgeHub implements AutoCloseable {
     return connections.size();
   }
 
+  /** Client connections whose outbound buffer is over its high-water mark; for backpressure tests. */
+  int unwritableConnections() {
+    int n = 0;
+    for (Channel ch : connections) {
+      if (!ch.isWritable()) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Bytes queued in the hub for client connections that have not taken them yet. */
+  long pendingWriteBytes() {
+    long total = 0;
+    for (Channel ch : connections) {
+      var buffer = ch.unsafe().outboundBuffer();
+      if (buffer != null) {
+        total += buffer.totalPendingWriteBytes();
+      }
+    }
+    return total;
+  }
+
   /** Watches the local proxy is holding open. */
   int heldWatches() {
     return local == null ? 0 : local.heldWatches();
