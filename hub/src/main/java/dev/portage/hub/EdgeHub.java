@@ -128,7 +128,8 @@ public final class EdgeHub implements AutoCloseable {
         config.minRequestTimeout(), RandomGenerator.getDefault(), cacheReader);
     RemoteProxy remote = new RemoteProxy(pool, cacher, policy, cacheWriter, time.ticker(),
         () -> bootstrapToken);
-    HubMetrics metrics = new HubMetrics(registry, upstreams, cache, local, inFlight::get);
+    HubMetrics metrics = new HubMetrics(registry, upstreams, cache, local, inFlight::get,
+        remote::uncachedResponses);
     upstreams.start();
 
     SslContext serverTls =
@@ -231,18 +232,7 @@ public final class EdgeHub implements AutoCloseable {
     return connections.size();
   }
 
-  /** Client connections whose outbound buffer is over its high-water mark; for backpressure tests. */
-  int unwritableConnections() {
-    int n = 0;
-    for (Channel ch : connections) {
-      if (!ch.isWritable()) {
-        n++;
-      }
-    }
-    return n;
-  }
-
-  /** Bytes queued in the hub for client connections that have not taken them yet. */
+  /** Bytes queued in the hub for clients that have not taken them yet; for backpressure tests. */
   long pendingWriteBytes() {
     long total = 0;
     for (Channel ch : connections) {
