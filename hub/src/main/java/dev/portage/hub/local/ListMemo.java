@@ -15,26 +15,26 @@ final class ListMemo {
   static final int MAX_ENTRIES = 16;
   static final int MAX_BODY = 16 * 1024 * 1024;
 
-  private record Entry(long generation, byte[] body) {}
+  private record Memo(long generation, byte[] body) {}
 
-  private final Map<String, Entry> entries =
+  private final Map<String, Memo> entries =
       new LinkedHashMap<>(MAX_ENTRIES, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Entry> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<String, Memo> eldest) {
           return size() > MAX_ENTRIES;
         }
       };
 
   /** The body stored for {@code key} at {@code generation}, or null. */
   synchronized byte[] get(String key, long generation) {
-    Entry e = entries.get(key);
+    Memo e = entries.get(key);
     return e != null && e.generation() == generation ? e.body() : null;
   }
 
   /** Remembers {@code body} (never modified afterwards) as built from {@code generation}. */
   synchronized void put(String key, long generation, byte[] body) {
     if (body.length <= MAX_BODY) {
-      entries.put(key, new Entry(generation, body));
+      entries.put(key, new Memo(generation, body));
     }
   }
 
