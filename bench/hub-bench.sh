@@ -123,7 +123,7 @@ bg nginx-proxy nginx -c "$tmp/nginx-proxy.conf" -p "$tmp"
 read -r -a portage <<<"${PORTAGE:-$root/bin/portage}"
 "${portage[@]}" --version >/dev/null # builds the jar once, before anything is timed
 jfr=()
-[[ -n ${JFR:-} ]] && jfr=(env "JAVA_TOOL_OPTIONS=-XX:StartFlightRecording=filename=$tmp/hub.jfr,settings=profile")
+[[ -n ${JFR:-} ]] && jfr=(env "PORTAGE_JAVA_OPTS=-XX:StartFlightRecording=filename=$tmp/hub.jfr,settings=profile")
 bg hub "${jfr[@]}" "${portage[@]}" hub --server-addr "http://127.0.0.1:$P_UP" \
   --proxy-port "$P_HUB" --proxy-secure-port "$P_HUB_TLS" --serve-port "$P_HUB_SERVE" \
   --disk-cache-path "$tmp/cache" --max-requests-in-flight 100000 \

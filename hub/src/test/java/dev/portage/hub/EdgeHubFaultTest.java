@@ -217,7 +217,11 @@ class EdgeHubFaultTest {
           + "User-Agent: slow-watcher/1.0\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
       out.flush();
       // The client never reads: once the socket buffers are full, the hub's write stays pending.
-      await().atMost(Duration.ofSeconds(10)).until(() -> hub.pendingWriteBytes() > 0);
+      await().atMost(Duration.ofSeconds(10)).until(() -> {
+        System.out.println("DIAG pending=" + hub.pendingWriteBytes() + " conns=" + hub.openConnections()
+            + " held=" + hub.heldWatches() + " inflight=" + hub.inFlight() + " healthy=" + hub.cloudHealthy());
+        return hub.pendingWriteBytes() > 0;
+      });
 
       HttpResponse<String> other = get("/api/v1/namespaces/default/pods/other", "kubectl/v1.32");
       assertThat(other.statusCode()).isEqualTo(200);
