@@ -190,10 +190,10 @@ class EdgeHubFaultTest {
 
   @Test
   void aWatchClientThatStopsReadingDoesNotStallOthersOrBufferWithoutBound() throws Exception {
-    // 16 MiB of watch events, far more than the socket buffers between the hub and the client.
+    // 8 MiB of watch events, more than the socket buffers between the hub and the client (4 MiB).
     StringBuilder events = new StringBuilder();
     String filler = "x".repeat(4000);
-    for (int i = 0; events.length() < 16 * 1024 * 1024; i++) {
+    for (int i = 0; events.length() < 8 * 1024 * 1024; i++) {
       events.append("{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Pod\",\"apiVersion\":\"v1\","
           + "\"metadata\":{\"name\":\"p\",\"namespace\":\"default\",\"resourceVersion\":\"")
           .append(i).append("\",\"annotations\":{\"f\":\"").append(filler).append("\"}}}}\n");
@@ -217,11 +217,7 @@ class EdgeHubFaultTest {
           + "User-Agent: slow-watcher/1.0\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
       out.flush();
       // The client never reads: once the socket buffers are full, the hub's write stays pending.
-      await().atMost(Duration.ofSeconds(10)).until(() -> {
-        System.out.println("DIAG pending=" + hub.pendingWriteBytes() + " conns=" + hub.openConnections()
-            + " held=" + hub.heldWatches() + " inflight=" + hub.inFlight() + " healthy=" + hub.cloudHealthy());
-        return hub.pendingWriteBytes() > 0;
-      });
+      await().atMost(Duration.ofSeconds(20)).until(() -> hub.pendingWriteBytes() > 0);
 
       HttpResponse<String> other = get("/api/v1/namespaces/default/pods/other", "kubectl/v1.32");
       assertThat(other.statusCode()).isEqualTo(200);
@@ -229,8 +225,10 @@ class EdgeHubFaultTest {
       // Backpressure: the hub stopped reading the upstream, so it holds at most a few chunks.
       assertThat(hub.pendingWriteBytes()).isPositive().isLessThan(1024 * 1024);
     }
-    await().atMost(Duration.ofSeconds(10)).until(() -> hub.openConnections() <= before);
-    assertThat(hub.pendingWriteBytes()).isZero();
+    // The slow client's connection and its pending bytes are gone (the other client keeps its
+    // keep-alive connection).
+    await().atMost(Duration.ofSeconds(10))
+        .until(() -> hub.pendingWriteBytes() == 0 && hub.openConnections() <= before + 1);
   }
 
   @Test

@@ -48,6 +48,7 @@ public final class MockApiServer implements AutoCloseable {
   private KubernetesMockServer server; // guarded by this; null while offline
   private int port; // guarded by this
   private boolean closed; // guarded by this
+  private boolean discoveryAdded; // guarded by this
 
   private MockApiServer(InetAddress address) {
     this.address = address;
@@ -77,8 +78,9 @@ public final class MockApiServer implements AutoCloseable {
     s.init(address, wanted);
     server = s;
     port = s.getPort();
-    if (expectations.isEmpty()) { // first start; the expectations outlive restarts
+    if (!discoveryAdded) { // the expectations outlive restarts (init adds its own, e.g. /version)
       discovery(s);
+      discoveryAdded = true;
     }
   }
 
