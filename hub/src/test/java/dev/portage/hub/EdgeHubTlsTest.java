@@ -69,7 +69,11 @@ class EdgeHubTlsTest {
     hubCert = Files.writeString(dir.resolve("node.crt"), node.getCertificatePathPEM());
     hubKey = Files.writeString(dir.resolve("node.key"), node.getPrivateKeyPEM());
 
-    apiServer = new KubernetesMockServer(false);
+    var expectations = new java.util.HashMap<io.fabric8.mockwebserver.ServerRequest,
+        java.util.Queue<io.fabric8.mockwebserver.ServerResponse>>();
+    apiServer = new KubernetesMockServer(new io.fabric8.mockwebserver.Context(),
+        new io.fabric8.mockwebserver.MockWebServer(), expectations,
+        new io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher(expectations), false);
     apiServer.init(java.net.InetAddress.getLoopbackAddress(), 0);
     try (KubernetesClient c = apiServer.createClient()) {
       c.pods().inNamespace("default").resource(new PodBuilder().withNewMetadata()
@@ -85,7 +89,9 @@ class EdgeHubTlsTest {
     if (hub != null) {
       hub.close();
     }
-    front.close();
+    if (front != null) {
+      front.close();
+    }
     apiServer.destroy();
   }
 
