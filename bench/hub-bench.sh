@@ -127,9 +127,18 @@ jfr=()
 bg hub "${jfr[@]}" "${portage[@]}" hub --server-addr "http://127.0.0.1:$P_UP" \
   --proxy-port "$P_HUB" --proxy-secure-port "$P_HUB_TLS" --serve-port "$P_HUB_SERVE" \
   --disk-cache-path "$tmp/cache" --max-requests-in-flight 100000 \
-  --heartbeat-interval-seconds 1 --heartbeat-timeout-seconds 1 \
+  --heartbeat-interval-seconds 1 --heartbeat-timeout-seconds 2 \
   --heartbeat-healthy-threshold 1 --heartbeat-failed-retry 1
-for p in "$P_UP" "$P_NG" "$P_HUB"; do wait_port "$p"; done
+for p in "$P_UP" "$P_NG" "$P_HUB" "$P_HUB_SERVE"; do wait_port "$p"; done
+hub_healthy() { # hub_healthy 1|0: up to 30 s for the hub's view of the upstream to be that
+  local i
+  for i in $(seq 1 300); do
+    curl -fsS "http://127.0.0.1:$P_HUB_SERVE/metrics" | grep -q "^portage_hub_upstream_healthy{.*} $1" && return 0
+    sleep 0.1
+  done
+  echo "the hub never saw the upstream as healthy=$1; logs in $tmp" >&2; KEEP_TMP=1; exit 1
+}
+hub_healthy 1 # a first probe can time out while the JVM warms up
 for port in "$P_NG" "$P_HUB"; do
   for path in "$GET_PATH" "$LIST_PATH"; do
     curl -fsS -o /dev/null -H "$UA" "http://127.0.0.1:$port$path" \
@@ -176,10 +185,7 @@ echo "load average after online: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Offline: stop the upstream; wait until the hub's health check says so (1 s interval here).
 kill "$upstream_pid"; wait "$upstream_pid" 2>/dev/null || true
-for i in $(seq 1 100); do
-  curl -fsS "http://127.0.0.1:$P_HUB_SERVE/metrics" | grep -q '^portage_hub_upstream_healthy{.*} 0' && break
-  sleep 0.1
-done
+hub_healthy 0
 echo
 echo "## Offline (the upstream is stopped; the hub answers from its disk cache)"
 echo
