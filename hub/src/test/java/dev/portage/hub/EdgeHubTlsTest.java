@@ -173,6 +173,5 @@ class EdgeHubTlsTest {
     HttpResponse<String> r = get(client, "/api/v1/namespaces/default/pods/tls-pod");
     assertThat(r.statusCode()).isEqualTo(404); // nothing cached: the hub never reached the server
     assertThat(r.body()).contains("not found in the hub cache");
-    assertThat(r.body().getBytes(StandardCharsets.UTF_8)).isNotEmpty();
   }
 }
