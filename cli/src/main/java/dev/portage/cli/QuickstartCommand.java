@@ -17,7 +17,8 @@ import picocli.CommandLine.Option;
     description = {
       "Starts, in one process: demo HTTP backends of three speeds, a tunnel server (HTTP CONNECT plus a",
       "gRPC frontend) with one agent, a control plane on the bundled example rules and services, a",
-      "service proxy and a sidecar; prints the commands to try. Runs until Ctrl-C."
+      "service proxy, a sidecar, and an edge hub in front of a mock Kubernetes API server that",
+      "POST /upstream/offline takes away; prints the commands to try. Runs until Ctrl-C."
     })
 final class QuickstartCommand implements Callable<Integer> {
 
@@ -28,7 +29,7 @@ final class QuickstartCommand implements Callable<Integer> {
   String bindAddress;
 
   @Option(names = "--ephemeral-ports",
-      description = "Pick free ports instead of the well-known defaults (8090, 9101, ...).")
+      description = "Pick free ports instead of the well-known defaults (8090, 9101, 10261, ...).")
   boolean ephemeralPorts;
 
   @Option(names = "--check",

@@ -34,6 +34,11 @@ class QuickstartCommandTest {
         .contains("PASS  sidecar -> fast.default /success")
         .contains("PASS  sidecar -> web.default (split) /success")
         .contains("Control plane (dds RuleService.Observe + Linkerd Destination)")
+        .contains("PASS  edge hub online -> API server")
+        .contains("PASS  edge hub, API server offline -> cache")
+        .contains("PASS  edge hub, API server online again -> API server")
+        .containsPattern("kubectl --kubeconfig \\S+ get pods -A")
+        .containsPattern("curl -X POST http://127.0.0.1:\\d+/upstream/offline")
         .doesNotContain("FAIL");
   }
 
@@ -52,7 +57,42 @@ class QuickstartCommandTest {
       assertThat(curl.waitFor(30, TimeUnit.SECONDS)).isTrue();
       assertThat(curl.exitValue()).as(body).isZero();
       assertThat(body).isEqualTo("success");
+
+      // The printed kubectl commands reach the mock API server through the hub, and keep working
+      // from the hub's cache after the printed curl takes the API server offline.
+      String guide = q.guide();
+      Matcher get = Pattern.compile("(kubectl --kubeconfig \\S+ get pods -A)").matcher(guide);
+      Matcher yaml = Pattern.compile("(kubectl --kubeconfig \\S+ get pod web-0 -o yaml)").matcher(guide);
+      Matcher offline = Pattern.compile("(curl -X POST \\S+/upstream/offline)").matcher(guide);
+      Matcher online = Pattern.compile("(curl -X POST \\S+/upstream/online)").matcher(guide);
+      assertThat(get.find() && yaml.find() && offline.find() && online.find()).as(guide).isTrue();
+      String pods = run(get.group(1));
+      assertThat(pods).contains("web-0", "web-1", "db-0");
+      String web0 = run(yaml.group(1));
+      assertThat(web0).contains("name: web-0");
+      assertThat(run(offline.group(1))).contains("is offline");
+      assertThat(q.apiServer().isOnline()).isFalse();
+      assertThat(run(get.group(1))).contains("web-0", "web-1", "db-0"); // AGE may have moved on
+      assertThat(run(yaml.group(1))).isEqualTo(web0);
+      assertThat(run(online.group(1))).contains("is online");
+      assertThat(q.apiServer().isOnline()).isTrue();
     }
+  }
+
+  /** Runs a printed command line (no quoting in it); returns stdout, failing on a non-zero exit. */
+  private static String run(String commandLine) throws Exception {
+    List<String> argv = new ArrayList<>(Arrays.asList(commandLine.split(" ")));
+    if (argv.get(0).equals("kubectl")) {
+      argv.addAll(List.of("--request-timeout", "10s"));
+    } else {
+      argv.addAll(1, List.of("-sS", "--max-time", "20"));
+    }
+    Process p = new ProcessBuilder(argv).redirectErrorStream(false).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(p.exitValue()).as("%s: %s", commandLine, err).isZero();
+    return out;
   }
 
   @Test

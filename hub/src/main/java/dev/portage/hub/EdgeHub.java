@@ -59,6 +59,9 @@ public final class EdgeHub implements AutoCloseable {
   /** Largest request body accepted (larger ones get 413). */
   private static final int MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 
+  /** Idle keep-alive connections kept per API server, at most. */
+  private static final int MAX_IDLE_UPSTREAM_CONNECTIONS = 512;
+
   private final EdgeHubConfig config;
   private final TimeSource time;
   private final PrometheusRegistry registry;
@@ -113,7 +116,10 @@ public final class EdgeHub implements AutoCloseable {
     List<ApiServer> servers = config.serverAddrs().stream().map(ApiServer::parse).toList();
 
     group = NettyTransport.best().newEventLoopGroup(2, "portage-hub");
-    HttpClientPool.Builder pb = HttpClientPool.builder(group, time);
+    // Keep as many idle connections as requests may be in flight (bounded): with core's default of
+    // 16, 50 busy clients closed and reopened an API server connection on most requests.
+    HttpClientPool.Builder pb = HttpClientPool.builder(group, time)
+        .maxIdlePerOrigin(Math.min(config.maxRequestsInFlight(), MAX_IDLE_UPSTREAM_CONNECTIONS));
     if (servers.get(0).tls()) {
       pb.sslContext(TlsContexts.client(config.caFile(), config.clientCertFile(), config.clientKeyFile()));
     }
@@ -128,7 +134,8 @@ public final class EdgeHub implements AutoCloseable {
         config.minRequestTimeout(), RandomGenerator.getDefault(), cacheReader);
     RemoteProxy remote = new RemoteProxy(pool, cacher, policy, cacheWriter, time.ticker(),
         () -> bootstrapToken);
-    HubMetrics metrics = new HubMetrics(registry, upstreams, cache, local, inFlight::get);
+    HubMetrics metrics = new HubMetrics(registry, upstreams, cache, local, inFlight::get,
+        remote::uncachedResponses);
     upstreams.start();
 
     SslContext serverTls =
@@ -229,6 +236,18 @@ public final class EdgeHub implements AutoCloseable {
   /** Open client connections to the proxy ports; for leak tests. */
   int openConnections() {
     return connections.size();
+  }
+
+  /** Bytes queued in the hub for clients that have not taken them yet; for backpressure tests. */
+  long pendingWriteBytes() {
+    long total = 0;
+    for (Channel ch : connections) {
+      var buffer = ch.unsafe().outboundBuffer();
+      if (buffer != null) {
+        total += buffer.totalPendingWriteBytes();
+      }
+    }
+    return total;
   }
 
   /** Watches the local proxy is holding open. */

@@ -10,6 +10,7 @@ import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * The hub's metrics, all named {@code portage_hub_*}: upstream health per server, requests by
@@ -24,7 +25,7 @@ final class HubMetrics {
   private final Counter rejected;
 
   HubMetrics(PrometheusRegistry registry, Upstreams upstreams, DiskCache cache, LocalProxy local,
-      IntSupplier inFlight) {
+      IntSupplier inFlight, LongSupplier uncachedResponses) {
     requests = Counter.builder()
         .name(PREFIX + "requests_total")
         .help("Requests proxied or answered by the hub, by verb, resource and HTTP code.")
@@ -68,6 +69,12 @@ final class HubMetrics {
         .name(PREFIX + "cache_write_failures_total")
         .help("Cache writes that failed (full disk, I/O error); the previous version was kept.")
         .callback(cb -> cb.call(cache.writeFailures()))
+        .register(registry);
+    CounterWithCallback.builder()
+        .name(PREFIX + "uncached_responses_total")
+        .help("Cacheable answers relayed but not stored (over 64 MiB, or the cache writer's backlog"
+            + " was full).")
+        .callback(cb -> cb.call(uncachedResponses.getAsLong()))
         .register(registry);
     GaugeWithCallback.builder()
         .name(PREFIX + "inflight_requests")

@@ -3,6 +3,9 @@ package dev.portage.cli.quickstart;
 import dev.portage.control.ControlPlane;
 import dev.portage.control.ControlPlaneConfig;
 import dev.portage.core.time.TimeSource;
+import dev.portage.hub.EdgeHub;
+import dev.portage.hub.EdgeHubConfig;
+import dev.portage.hub.remote.Upstreams;
 import dev.portage.proxy.mesh.Sidecar;
 import dev.portage.proxy.mesh.SidecarConfig;
 import dev.portage.proxy.service.ServiceProxy;
@@ -44,7 +47,8 @@ import java.util.function.BooleanSupplier;
  * every path: demo backends of three speeds, a tunnel server in HTTP-CONNECT mode with an extra gRPC
  * frontend and one agent connected to it, a control plane on the bundled example directory (rewritten
  * to the backends' real ports), a service proxy balancing over the backends, and a sidecar resolving
- * through the control plane. {@link #guide()} is the text printed for the user; {@link #check} sends
+ * through the control plane, and an edge hub in front of a mock Kubernetes API server that can be
+ * taken offline. {@link #guide()} is the text printed for the user; {@link #check} sends
  * one request through each path.
  */
 public final class Quickstart implements AutoCloseable {
@@ -59,6 +63,10 @@ public final class Quickstart implements AutoCloseable {
   private ControlPlane controlPlane;
   private ServiceProxy serviceProxy;
   private Sidecar sidecar;
+  private MockApiServer apiServer;
+  private EdgeHub hub;
+  private QuickstartAdmin admin;
+  private Path kubeconfig;
   private Path workDir;
 
   private Quickstart(String host) {
@@ -152,6 +160,29 @@ public final class Quickstart implements AutoCloseable {
       sidecar.start();
       return sidecar;
     });
+    startHub(ports, time);
+  }
+
+  /**
+   * The edge hub block: a mock API server, the hub in front of it (caching every component, so
+   * kubectl's answers are cached too; 1 s health checks so offline and online show at once), the
+   * offline/online switch, and a kubeconfig pointing kubectl at the hub.
+   */
+  private void startHub(QuickstartPorts ports, TimeSource time) throws IOException {
+    bindOrExplain("mock API server", () -> apiServer = own(MockApiServer.start(host, ports.mockApiServer())));
+    EdgeHubConfig defaults =
+        EdgeHubConfig.defaults(List.of(apiServer.url()), workDir.resolve("hub-cache"));
+    EdgeHubConfig config = new EdgeHubConfig(defaults.serverAddrs(), defaults.lbMode(), host,
+            ports.hubProxy(), 0, ports.hubServe(), defaults.diskCachePath(),
+            new Upstreams.Heartbeat(Duration.ofSeconds(1), Duration.ofSeconds(1), 1, 1),
+            defaults.maxRequestsInFlight(), defaults.minRequestTimeout(), defaults.cacheAgents(),
+            null, null, null, null, null, "")
+        .withExtraCacheAgents(java.util.Set.of("*"));
+    hub = own(new EdgeHub(config, time, new PrometheusRegistry()));
+    bindOrExplain("edge hub", hub::start);
+    admin = own(QuickstartAdmin.start(host, ports.quickstartAdmin(), apiServer));
+    kubeconfig = workDir.resolve("kubeconfig");
+    Files.writeString(kubeconfig, HubCheck.kubeconfig("http://" + hostPort(hub.proxyAddress())));
   }
 
   /**
@@ -224,7 +255,7 @@ public final class Quickstart implements AutoCloseable {
   }
 
   /** Waits for a condition another thread makes true, polling on the scheduler. */
-  private void await(String what, BooleanSupplier condition, Duration timeout) throws Exception {
+  void await(String what, BooleanSupplier condition, Duration timeout) throws Exception {
     CompletableFuture<Void> done = new CompletableFuture<>();
     ScheduledFuture<?> poll = scheduler.scheduleWithFixedDelay(() -> {
       if (condition.getAsBoolean()) {
@@ -250,6 +281,16 @@ public final class Quickstart implements AutoCloseable {
 
   public TunnelAgent agent() {
     return agent;
+  }
+
+  /** The mock API server behind the hub. */
+  public MockApiServer apiServer() {
+    return apiServer;
+  }
+
+  /** The kubeconfig that points kubectl at the hub. */
+  public Path kubeconfig() {
+    return kubeconfig;
   }
 
   private InetSocketAddress httpConnect() {
@@ -288,6 +329,20 @@ public final class Quickstart implements AutoCloseable {
     g.append("    curl -s -H 'Host: fast.default.svc.cluster.local:8080' http://")
         .append(hostPort(sidecar.outboundAddress())).append("/success\n");
     g.append("  metrics: curl http://").append(hostPort(sidecar.adminAddress())).append("/metrics\n");
+    String kubectl = "    kubectl --kubeconfig " + kubeconfig + " ";
+    g.append("\nEdge hub (YurtHub) on ").append(hostPort(hub.proxyAddress()))
+        .append(" in front of a mock Kubernetes API server (fabric8, CRUD mode) at ")
+        .append(apiServer.url()).append(":\n");
+    g.append(kubectl).append("get pods -A\n");
+    g.append(kubectl).append("get pod web-0 -o yaml\n");
+    g.append(kubectl).append("get pods -w\n");
+    g.append("  take the API server offline (the hub answers from its cache), then back online:\n");
+    g.append("    curl -X POST http://").append(hostPort(admin.address())).append("/upstream/offline\n");
+    g.append("    curl -X POST http://").append(hostPort(admin.address())).append("/upstream/online\n");
+    g.append("  cache: ").append(workDir.resolve("hub-cache"))
+        .append("   hub health: curl http://").append(hostPort(hub.serverAddress()))
+        .append("/v1/healthz   metrics: curl http://").append(hostPort(hub.serverAddress()))
+        .append("/metrics\n");
     g.append("\nPress Ctrl-C to stop.");
     return g.toString();
   }
@@ -316,6 +371,8 @@ public final class Quickstart implements AutoCloseable {
         "fast.default.svc.cluster.local:8080", "/success");
     ok &= checkHttp(out, "sidecar -> web.default (split)", sidecar.outboundAddress(),
         "web.default.svc.cluster.local:8080", "/success");
+    ok &= new HubCheck(apiServer, hub::cloudHealthy, "http://" + hostPort(hub.proxyAddress()),
+        this::await).run(out);
     return ok;
   }
 

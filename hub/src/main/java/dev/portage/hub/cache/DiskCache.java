@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -58,6 +59,7 @@ public final class DiskCache {
   private final ReentrantLock[] locks = new ReentrantLock[STRIPES];
   private final LongAdder corruptFiles = new LongAdder();
   private final LongAdder writeFailures = new LongAdder();
+  private final AtomicLong generation = new AtomicLong();
 
   DiskCache(Path root, FileWrites writes) throws IOException {
     this.root = Objects.requireNonNull(root, "root").toAbsolutePath().normalize();
@@ -150,7 +152,11 @@ public final class DiskCache {
     ReentrantLock lock = lockFor(file);
     lock.lock();
     try {
-      return Files.deleteIfExists(file);
+      boolean deleted = Files.deleteIfExists(file);
+      if (deleted) {
+        generation.incrementAndGet();
+      }
+      return deleted;
     } catch (IOException e) {
       log.warn("cannot delete cached {}", key, e);
       return false;
@@ -268,6 +274,15 @@ public final class DiskCache {
     return total[0];
   }
 
+  /**
+   * A number that changes whenever this cache writes or deletes a file: answers built from the cache
+   * at one generation are still right while it holds. (Files changed behind the cache's back are
+   * not seen.)
+   */
+  public long generation() {
+    return generation.get();
+  }
+
   /** Files found truncated or corrupt since the cache opened. */
   public long corruptFiles() {
     return corruptFiles.sum();
@@ -311,6 +326,7 @@ public final class DiskCache {
       }
       Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
       temp = null;
+      generation.incrementAndGet();
       syncDirectory(dir);
       return WriteResult.WRITTEN;
     } catch (IOException | RuntimeException e) {

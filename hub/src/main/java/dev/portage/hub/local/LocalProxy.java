@@ -74,6 +74,7 @@ public final class LocalProxy {
   private final Executor io;
   private final Set<HeldWatch> heldWatches = ConcurrentHashMap.newKeySet();
   private final LongAdder servedFromCache = new LongAdder();
+  private final ListMemo lists = new ListMemo();
 
   /**
    * @param cloudHealthy whether any API server is healthy now; read by held watches every 2 s
@@ -203,6 +204,14 @@ public final class LocalProxy {
     }
     ResourceRef ref = ResponseCacher.ref(info);
     DiskCache cache = cacher.cache();
+    String memoKey = ref + "|" + info.namespace() + "|" + info.parameter("labelSelector") + "|"
+        + info.parameter("fieldSelector");
+    long generation = cache.generation(); // read before the files: a later write retires the memo
+    byte[] memo = lists.get(memoKey, generation);
+    if (memo != null) {
+      servedFromCache.increment();
+      return HttpResponses.json(200, memo);
+    }
     List<DiskCache.Entry> entries = cache.list(ref, info.namespace());
     DiskCache.ListMeta meta = cache.listMeta(ref).orElse(null);
     ArrayNode items = json.createArrayNode();
@@ -247,7 +256,9 @@ public final class LocalProxy {
     list.set("items", items);
     servedFromCache.increment();
     try {
-      return HttpResponses.json(200, json.writeValueAsBytes(list));
+      byte[] encoded = json.writeValueAsBytes(list);
+      lists.put(memoKey, generation, encoded);
+      return HttpResponses.json(200, encoded);
     } catch (IOException e) {
       throw new IllegalStateException("cannot encode list of " + ref, e);
     }

@@ -38,6 +38,9 @@ public final class RemoteProxy {
   /** Larger get/list bodies are streamed but not cached. */
   static final int MAX_CACHED_BODY = 64 * 1024 * 1024;
 
+  /** Bytes of get/list answers that may wait for the cache writer; more are relayed uncached. */
+  static final long MAX_CACHE_BACKLOG = 64L * 1024 * 1024;
+
   /** Told when an exchange failed before any byte reached the client. */
   @FunctionalInterface
   public interface Fallback {
@@ -51,6 +54,7 @@ public final class RemoteProxy {
   private final Ticker ticker;
   private final Supplier<String> bootstrapToken;
   private final LongAdder uncached = new LongAdder();
+  private final CacheBacklog backlog = new CacheBacklog(MAX_CACHE_BACKLOG);
 
   /**
    * @param cacheWriter runs cache writes in submission order (one thread)
@@ -71,7 +75,10 @@ public final class RemoteProxy {
     this.bootstrapToken = Objects.requireNonNull(bootstrapToken, "bootstrapToken");
   }
 
-  /** Responses that were meant for the cache but not stored (too large, writer queue full). */
+  /**
+   * Responses that were meant for the cache but not stored (too large, writer backlog full); an
+   * answer identical to the one already stored is not counted.
+   */
   public long uncachedResponses() {
     return uncached.sum();
   }
@@ -113,7 +120,7 @@ public final class RemoteProxy {
     long start = ticker.nanoTime();
     ResponseTee tee =
         policy.isCacheable(info) && !upgrade
-            ? new ResponseTee(info, cacher, cacheWriter, MAX_CACHED_BODY, uncached)
+            ? new ResponseTee(info, cacher, cacheWriter, MAX_CACHED_BODY, uncached, backlog)
             : null;
     pool.acquire(server.address(), HttpProtocol.HTTP_1_1, inbound.eventLoop())
         .whenComplete((stream, error) -> {

@@ -5,6 +5,7 @@ import dev.portage.hub.cache.ResponseCacher;
 import dev.portage.hub.proxy.RequestInfo;
 import io.netty.buffer.ByteBuf;
 import java.io.ByteArrayOutputStream;
+import java.util.TreeMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.LongAdder;
@@ -26,19 +27,22 @@ final class ResponseTee {
   private final Executor writer;
   private final int maxBytes;
   private final LongAdder dropped;
+  private final CacheBacklog backlog;
   private final JsonObjectSplitter splitter;
   private ByteArrayOutputStream body;
   private boolean done;
 
-  ResponseTee(RequestInfo info, ResponseCacher cacher, Executor writer, int maxBytes, LongAdder dropped) {
+  ResponseTee(RequestInfo info, ResponseCacher cacher, Executor writer, int maxBytes,
+      LongAdder dropped, CacheBacklog backlog) {
     this.info = info;
     this.cacher = cacher;
     this.writer = writer;
     this.maxBytes = maxBytes;
     this.dropped = dropped;
+    this.backlog = backlog;
     if (info.isWatch()) {
       this.splitter = new JsonObjectSplitter(
-          maxBytes, event -> submit(() -> cacher.applyWatchEvent(info, event)));
+          maxBytes, event -> submit(() -> cacher.applyWatchEvent(info, event), () -> { }));
     } else {
       this.splitter = null;
       this.body = new ByteArrayOutputStream();
@@ -66,21 +70,51 @@ final class ResponseTee {
     body.write(chunk, 0, chunk.length);
   }
 
-  /** The response ended normally: stores a collected body. */
+  /**
+   * The response ended normally: queues a collected body for the writer, unless it is the very
+   * answer last stored for this request or the writer's backlog is full.
+   */
   void finish() {
     if (done) {
       return;
     }
     done = true;
-    if (splitter == null) {
-      byte[] bytes = body.toByteArray();
-      body = null;
-      if (info.verb().equals("list")) {
-        submit(() -> cacher.cacheList(info, bytes));
-      } else {
-        submit(() -> cacher.cacheObject(info, bytes));
-      }
+    if (splitter != null) {
+      return;
     }
+    byte[] bytes = body.toByteArray();
+    body = null;
+    String request = requestKey(info);
+    long fingerprint = CacheBacklog.fingerprint(bytes);
+    if (backlog.isUnchanged(request, fingerprint)) {
+      return;
+    }
+    if (!backlog.tryReserve(bytes.length)) {
+      dropped.increment();
+      log.debug("not caching {}: {} bytes already wait for the cache writer", info,
+          backlog.pendingBytes());
+      return;
+    }
+    boolean list = info.verb().equals("list");
+    submit(() -> {
+      try {
+        long failuresBefore = cacher.cache().writeFailures();
+        int stored = list ? cacher.cacheList(info, bytes) : cacher.cacheObject(info, bytes) ? 1 : 0;
+        if (stored >= 0 && cacher.cache().writeFailures() == failuresBefore) {
+          backlog.stored(request, fingerprint);
+        } else {
+          backlog.forget(request);
+        }
+      } finally {
+        backlog.release(bytes.length);
+      }
+    }, () -> backlog.release(bytes.length));
+  }
+
+  /** Names a request for {@link CacheBacklog}: component, verb, path and the sorted query. */
+  private static String requestKey(RequestInfo info) {
+    return info.component() + " " + info.verb() + " " + info.path() + " "
+        + new TreeMap<>(info.parameters());
   }
 
   /** The response broke off: a partial get or list is not stored (watch events already are). */
@@ -89,7 +123,7 @@ final class ResponseTee {
     body = null;
   }
 
-  private void submit(Runnable write) {
+  private void submit(Runnable write, Runnable rejected) {
     try {
       writer.execute(() -> {
         try {
@@ -99,6 +133,7 @@ final class ResponseTee {
         }
       });
     } catch (RejectedExecutionException e) {
+      rejected.run();
       dropped.increment();
       log.warn("cache writer queue full or closed; not caching a response of {}", info);
     }

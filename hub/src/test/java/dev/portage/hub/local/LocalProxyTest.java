@@ -97,6 +97,26 @@ class LocalProxyTest {
   }
 
   @Test
+  void aRepeatedListIsAnsweredFromTheEncodedBytesUntilTheCacheChanges() throws IOException {
+    // A file changed behind the cache's back is not seen while the memo holds...
+    FullHttpResponse first = serve("GET", "/api/v1/namespaces/default/pods", "kubelet/v1.30", "");
+    byte[] firstBytes = io.netty.buffer.ByteBufUtil.getBytes(first.content());
+    first.release();
+    java.nio.file.Files.delete(dir.resolve("kubelet/pods/default/web-1"));
+    FullHttpResponse again = serve("GET", "/api/v1/namespaces/default/pods", "kubelet/v1.30", "");
+    assertThat(io.netty.buffer.ByteBufUtil.getBytes(again.content())).isEqualTo(firstBytes);
+    again.release();
+    // ...and any write through the cache retires it.
+    cacher.cacheObject(RequestInfoResolver.resolve("GET", "/api/v1/namespaces/default/pods/web-2",
+        "kubelet/1"), b(pod("default", "web-2", "web", "n1", 60).replace("{'metadata'",
+        "{'kind':'Pod','apiVersion':'v1','metadata'")));
+    JsonNode fresh = body(serve("GET", "/api/v1/namespaces/default/pods", "kubelet/v1.30", ""));
+    assertThat(fresh.path("items")).extracting(i -> i.path("metadata").path("name").asText())
+        .containsExactly("web-0", "web-2");
+    assertThat(local.servedFromCache()).isEqualTo(3);
+  }
+
+  @Test
   void appliesNamespaceAndSelectors() throws IOException {
     assertThat(names(serve("GET", "/api/v1/namespaces/default/pods", "kubelet", ""))).containsExactly("web-0", "web-1");
     assertThat(names(serve("GET", "/api/v1/pods?labelSelector=app%3Dweb,tier!%3Dt10", "kubelet", ""))).containsExactly("web-1");
