@@ -34,6 +34,9 @@ class QuickstartCommandTest {
         .contains("PASS  sidecar -> fast.default /success")
         .contains("PASS  sidecar -> web.default (split) /success")
         .contains("Control plane (dds RuleService.Observe + Linkerd Destination)")
+        .contains("Dashboards (live state in the browser, refreshed every second):")
+        .containsPattern("tunnel server +http://127\\.0\\.0\\.1:\\d+/dashboard\n")
+        .containsPattern("sidecar +http://127\\.0\\.0\\.1:\\d+/dashboard\n")
         .doesNotContain("FAIL");
   }
 

@@ -17,12 +17,16 @@
     return String(value);
   }
 
-  function cell(tag, value, key, seen) {
+  // Only a boolean that says whether something is healthy gets green or red; "draining: false" is
+  // not bad news.
+  const HEALTH = /^(ok|ready|healthy|online|connected|up)$/i;
+
+  function cell(tag, value, key, seen, name) {
     const td = document.createElement(tag);
     const text = format(value);
     td.textContent = text;
     if (typeof value === 'number') td.classList.add('num');
-    if (typeof value === 'boolean') td.classList.add(String(value));
+    if (typeof value === 'boolean' && HEALTH.test(name)) td.classList.add(String(value));
     if (key !== undefined) {
       seen.set(key, text);
       if (previous.has(key) && previous.get(key) !== text) td.classList.add('changed');
@@ -38,7 +42,7 @@
       const th = document.createElement('th');
       th.textContent = name;
       tr.appendChild(th);
-      tr.appendChild(cell('td', value, section.title + '\u0000' + name, seen));
+      tr.appendChild(cell('td', value, section.title + '\u0000' + name, seen, name));
     }
   }
 
@@ -61,7 +65,7 @@
       const tr = body.insertRow();
       tr.dataset.row = String(r);
       row.forEach((value, c) => {
-        const td = cell('td', value, section.title + '\u0000' + r + '\u0000' + c, seen);
+        const td = cell('td', value, section.title + '\u0000' + r + '\u0000' + c, seen, section.columns[c]);
         td.dataset.column = section.columns[c];
         tr.appendChild(td);
       });
