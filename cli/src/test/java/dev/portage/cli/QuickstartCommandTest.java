@@ -39,6 +39,10 @@ class QuickstartCommandTest {
         .contains("PASS  edge hub, API server online again -> API server")
         .containsPattern("kubectl --kubeconfig \\S+ get pods -A")
         .containsPattern("curl -X POST http://127.0.0.1:\\d+/upstream/offline")
+        .contains("Dashboards (live state in the browser, refreshed every second):")
+        .containsPattern("tunnel server +http://127\\.0\\.0\\.1:\\d+/dashboard\n")
+        .containsPattern("sidecar +http://127\\.0\\.0\\.1:\\d+/dashboard\n")
+        .containsPattern("edge hub +http://127\\.0\\.0\\.1:\\d+/dashboard\n")
         .doesNotContain("FAIL");
   }
 

@@ -4,6 +4,7 @@ import dev.portage.control.destination.DestinationConfig;
 import dev.portage.control.destination.DestinationServer;
 import dev.portage.control.rules.KubernetesTokenAuthenticator;
 import dev.portage.control.rules.RuleServer;
+import dev.portage.control.rules.RuleTypeStatus;
 import dev.portage.control.rules.TokenAuthenticator;
 import dev.portage.control.source.Source;
 import dev.portage.control.source.files.FileSource;
@@ -27,6 +28,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -150,6 +152,8 @@ public final class ControlPlane implements AutoCloseable {
             .registry(registry)
             .readinessCheck("source-synced", this::sourceSynced)
             .route("/status", new StatusPage(this))
+            .dashboard(DashboardState.COMPONENT, new DashboardState(this))
+            .wallClock(time.wall())
             .build();
     opened.push(a);
     a.start();
@@ -251,6 +255,12 @@ public final class ControlPlane implements AutoCloseable {
   public int ruleConnectionCount() {
     RuleServer r = rules;
     return r == null ? 0 : r.connectionCount();
+  }
+
+  /** Per dds type: revision, subscribers, unacknowledged pushes; empty before start. */
+  List<RuleTypeStatus> ruleTypes() {
+    RuleServer r = rules;
+    return r == null ? List.of() : r.typeStatus();
   }
 
   /** Open Destination {@code Get} and {@code GetProfile} streams. */

@@ -153,6 +153,8 @@ public final class EdgeHub implements AutoCloseable {
         .route("/v1/healthz", req -> AdminResponse.text(200, "OK"))
         .route("/v1/readyz", req -> AdminResponse.text(200, "OK"))
         .route("/v1/token", this::updateToken)
+        .dashboard(DashboardState.COMPONENT, new DashboardState(config, upstreams, cache, local, inFlight::get))
+        .wallClock(time.wall())
         .build()
         .start();
     log.info("Edge hub started: proxy {}{}, hub server {}, {} API servers ({}), cache {}",

@@ -343,8 +343,26 @@ public final class Quickstart implements AutoCloseable {
         .append("   hub health: curl http://").append(hostPort(hub.serverAddress()))
         .append("/v1/healthz   metrics: curl http://").append(hostPort(hub.serverAddress()))
         .append("/metrics\n");
+    g.append("\nDashboards (live state in the browser, refreshed every second):\n");
+    dashboards().forEach((name, url) -> g.append(String.format("  %-14s %s%n", name, url)));
     g.append("\nPress Ctrl-C to stop.");
     return g.toString();
+  }
+
+  /** Each component's {@code /dashboard} page, by component, in start order. */
+  public Map<String, String> dashboards() {
+    Map<String, String> urls = new LinkedHashMap<>();
+    urls.put("tunnel server", dashboardUrl(server.healthAddress()));
+    urls.put("tunnel agent", dashboardUrl(agent.healthAddress()));
+    urls.put("control plane", dashboardUrl(controlPlane.adminAddress()));
+    urls.put("service proxy", dashboardUrl(serviceProxy.adminAddress()));
+    urls.put("sidecar", dashboardUrl(sidecar.adminAddress()));
+    urls.put("edge hub", dashboardUrl(hub.serverAddress()));
+    return urls;
+  }
+
+  private static String dashboardUrl(InetSocketAddress admin) {
+    return "http://" + hostPort(admin) + "/dashboard";
   }
 
   private static String hostPort(InetSocketAddress a) {

@@ -165,6 +165,7 @@ final class RuleConnection {
     st.ackedRevision = f.revision;
     st.ackedData = f.data;
     st.inFlight = null;
+    server.metrics().unackedPushes.labelValues(kind.type()).dec();
     TypeSnapshot next = st.pending;
     st.pending = null;
     if (next != null) {
@@ -213,6 +214,7 @@ final class RuleConnection {
             .scheduler()
             .schedule(() -> ctx.execute(() -> ackTimedOut(st.kind, nonce)), ackTimeout.toNanos(), TimeUnit.NANOSECONDS);
     st.inFlight = new InFlight(nonce, snapshot.revision(), data, server.ticker().nanoTime(), timeout);
+    server.metrics().unackedPushes.labelValues(st.kind.type()).inc();
     outbound.addLast(new Outbound(rsp, snapshot.changeNanos()));
     drain();
   }
@@ -267,6 +269,7 @@ final class RuleConnection {
     for (TypeState st : types.values()) {
       if (st.inFlight != null) {
         st.inFlight.timeout.cancel(false);
+        server.metrics().unackedPushes.labelValues(st.kind.type()).dec();
       }
       server.metrics().connectedClients.labelValues(st.kind.type()).dec();
     }

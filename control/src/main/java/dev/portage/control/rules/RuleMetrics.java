@@ -23,6 +23,7 @@ final class RuleMetrics {
   final Counter conversionErrors;
   final Counter disconnects;
   final Gauge storeRevision;
+  final Gauge unackedPushes;
 
   private final PrometheusRegistry registry;
 
@@ -91,6 +92,12 @@ final class RuleMetrics {
             .help("kind revision of the latest state of a type")
             .labelNames("type")
             .register(registry);
+    unackedPushes =
+        Gauge.builder()
+            .name("portage_rules_unacked_pushes")
+            .help("pushes sent or queued whose ACK has not arrived yet (at most one per connection and type)")
+            .labelNames("type")
+            .register(registry);
   }
 
   void conversionError(String type) {
@@ -105,7 +112,7 @@ final class RuleMetrics {
   void unregister() {
     for (Collector m : new Collector[] {
       connectedClients, connections, pushes, pushLatency, ackLatency, ackTimeouts, staleNonces, unknownTypes,
-      conversionErrors, disconnects, storeRevision
+      conversionErrors, disconnects, storeRevision, unackedPushes
     }) {
       registry.unregister(m);
     }

@@ -3,6 +3,7 @@ package dev.portage.control.rules;
 import dev.portage.api.dds.ObserveRequest;
 import dev.portage.api.dds.ObserveResponse;
 import dev.portage.api.dds.RuleServiceGrpc;
+import dev.portage.control.store.KindSnapshot;
 import dev.portage.control.store.ResourceStore;
 import dev.portage.control.store.StoreEvent;
 import dev.portage.control.store.StoreListener;
@@ -17,6 +18,8 @@ import io.grpc.SynchronizationContext;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -137,6 +140,27 @@ public final class RuleServer implements AutoCloseable {
   /** Open {@code Observe} streams (for metrics, status pages and leak tests). */
   public int connectionCount() {
     return connections.size();
+  }
+
+  /**
+   * Per dds type, in protocol order: the latest revision and object count, subscribed connections,
+   * pushes waiting for their ACK and pushes sent. Read from the live state and the metrics on every
+   * call (for the dashboard); thread-safe.
+   */
+  public List<RuleTypeStatus> typeStatus() {
+    List<RuleTypeStatus> out = new ArrayList<>();
+    for (RuleKind kind : RuleKind.values()) {
+      String type = kind.type();
+      TypeSnapshot s = latest.get(kind);
+      // Before any client asked for a type no state is built: the store's own list says the same.
+      KindSnapshot stored = s == null ? store.list(type) : null;
+      out.add(new RuleTypeStatus(type, s != null ? s.revision() : stored.revision(),
+          s != null ? s.entries().size() : stored.items().size(),
+          (long) metrics.connectedClients.labelValues(type).get(),
+          (long) metrics.unackedPushes.labelValues(type).get(),
+          (long) metrics.pushes.labelValues(type).get()));
+    }
+    return out;
   }
 
   /** Stops watching and closes every stream with {@code UNAVAILABLE}. Idempotent. */

@@ -15,6 +15,7 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.time.InstantSource;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -25,8 +26,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The admin HTTP/1.1 listener every component runs: Kubernetes-style {@code /healthz}, {@code
- * /livez} and {@code /readyz}, Prometheus {@code /metrics}, and component routes such as a status
- * page. Health checks and handlers run on the server's event loop and must not block.
+ * /livez} and {@code /readyz}, Prometheus {@code /metrics}, a live {@code /dashboard} of the
+ * component's {@link DashboardSource}, and component routes such as a status page. Health checks and handlers run on the server's event loop and must not block.
  *
  * <p>{@link #start()} and {@link #close()} may be called from any thread except an event loop of
  * this server (they wait for the bind and the unbind).
@@ -37,6 +38,14 @@ public final class AdminServer implements AutoCloseable {
 
   /** Admin requests are small; anything larger is refused with 413 by the aggregator. */
   private static final int MAX_REQUEST_BYTES = 64 * 1024;
+
+  // The dashboard's files are the same for every server: read from the jar once.
+  private static final StaticAsset DASHBOARD_PAGE =
+      new StaticAsset("dashboard.html", "text/html; charset=utf-8");
+  private static final StaticAsset DASHBOARD_SCRIPT =
+      new StaticAsset("dashboard.js", "text/javascript; charset=utf-8");
+  private static final StaticAsset DASHBOARD_STYLE =
+      new StaticAsset("dashboard.css", "text/css; charset=utf-8");
 
   private final String host;
   private final int port;
@@ -66,6 +75,17 @@ public final class AdminServer implements AutoCloseable {
     routes.put("/livez", builtIn(new HealthEndpoint("livez", builder.livenessChecks)));
     routes.put("/readyz", builtIn(new HealthEndpoint("readyz", builder.readinessChecks)));
     routes.put("/metrics", builtIn(new MetricsEndpoint(builder.registry)));
+    routes.put("/dashboard", builtIn(DASHBOARD_PAGE));
+    routes.put("/dashboard/app.js", builtIn(DASHBOARD_SCRIPT));
+    routes.put("/dashboard/app.css", builtIn(DASHBOARD_STYLE));
+    routes.put(
+        "/dashboard/state",
+        builtIn(
+            new DashboardStateEndpoint(
+                builder.dashboardComponent,
+                builder.dashboardSource,
+                builder.readinessChecks,
+                builder.wall)));
     routes.put("/", null); // placeholder so the index lists itself
     builder.routes.forEach(
         (path, route) -> routes.put(path, new AdminHttpHandler.Route(route, false)));
@@ -191,6 +211,9 @@ public final class AdminServer implements AutoCloseable {
     private final Map<String, HealthCheck> livenessChecks = new LinkedHashMap<>();
     private final Map<String, AdminHandler> routes = new LinkedHashMap<>();
     private EventLoopGroup group;
+    private String dashboardComponent = "admin";
+    private DashboardSource dashboardSource;
+    private InstantSource wall = InstantSource.system();
 
     private Builder() {}
 
@@ -239,6 +262,27 @@ public final class AdminServer implements AutoCloseable {
             "path: " + path + " (expected: starts with '/', no query)");
       }
       routes.put(path, handler);
+      return this;
+    }
+
+    /**
+     * Shows {@code source}'s live state on {@code /dashboard} (polled through {@code
+     * /dashboard/state}) under the title {@code component}, e.g. {@code tunnel-server}. Without it
+     * the dashboard shows only the readiness checks.
+     */
+    public Builder dashboard(String component, DashboardSource source) {
+      Objects.requireNonNull(component, "component");
+      if (component.isBlank()) {
+        throw new IllegalArgumentException("component: '" + component + "' (expected: non-blank)");
+      }
+      this.dashboardComponent = component;
+      this.dashboardSource = Objects.requireNonNull(source, "source");
+      return this;
+    }
+
+    /** Wall clock stamping each {@code /dashboard/state} answer; default the system clock. */
+    public Builder wallClock(InstantSource wall) {
+      this.wall = Objects.requireNonNull(wall, "wall");
       return this;
     }
 

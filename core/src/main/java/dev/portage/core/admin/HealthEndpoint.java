@@ -57,7 +57,7 @@ final class HealthEndpoint implements AdminHandler {
     return AdminResponse.text(healthy ? 200 : 503, body.toString());
   }
 
-  private static HealthCheck.Result run(HealthCheck check) {
+  static HealthCheck.Result run(HealthCheck check) {
     try {
       HealthCheck.Result result = check.check();
       return result != null ? result : HealthCheck.Result.failed("check returned null");

@@ -46,6 +46,15 @@ public interface Balancer<T> {
   /** The current endpoint set, in update order; an immutable snapshot for metrics and dashboards. */
   List<Endpoint<T>> endpoints();
 
+  /**
+   * The cost this balancer assigns {@code endpoint} right now, in nanoseconds (lower is preferred),
+   * for metrics and dashboards; {@code NaN} for balancers that do not weigh endpoints by load. Reads
+   * only: it never changes what later picks see. Thread-safe.
+   */
+  default double costNanos(Endpoint<T> endpoint) {
+    return Double.NaN;
+  }
+
   /** Round robin over healthy endpoints; resumes after the last pick. Lock-free. */
   static <T> Balancer<T> roundRobin() {
     return new RoundRobinBalancer<>();

@@ -78,6 +78,15 @@ final class PeakEwmaP2cBalancer<T> extends SnapshotBalancer<T> implements Latenc
     return estimate(endpoint, now).decayedAt(now, decayNanos) * (endpoint.inFlight() + 1);
   }
 
+  /** As a pick would weigh it; an endpoint never looked at costs the default RTT (not seeded here). */
+  @Override
+  public double costNanos(Endpoint<T> endpoint) {
+    long now = ticker.nanoTime();
+    RttEstimate current = endpoint.rtt().get();
+    double estimate = current == null ? defaultRttNanos : current.decayedAt(now, decayNanos);
+    return estimate * (endpoint.inFlight() + 1);
+  }
+
   @Override
   public void record(Endpoint<?> endpoint, long rttNanos, long pickedAtNanos) {
     long now = ticker.nanoTime();

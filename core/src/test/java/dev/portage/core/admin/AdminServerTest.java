@@ -294,7 +294,9 @@ class AdminServerTest {
         start(AdminServer.builder().route("/status", request -> AdminResponse.text(200, "fine")));
 
     assertThat(get(server, "/").body())
-        .isEqualTo("/\n/healthz\n/livez\n/metrics\n/readyz\n/status\n");
+        .isEqualTo(
+            "/\n/dashboard\n/dashboard/app.css\n/dashboard/app.js\n/dashboard/state\n"
+                + "/healthz\n/livez\n/metrics\n/readyz\n/status\n");
   }
 
   @Test

@@ -154,6 +154,33 @@ class PeakEwmaP2cBalancerTest {
   }
 
   @Test
+  void costIsTheDecayedEstimateTimesInFlightPlusOneAndReadingItChangesNothing() {
+    balancer.update(List.of(ep("a"), ep("b")));
+    Endpoint<String> a = balancer.endpoints().get(0);
+    Endpoint<String> b = balancer.endpoints().get(1);
+    feed("a", 10 * MS);
+
+    assertThat(balancer.costNanos(a)).isEqualTo(10.0 * MS);
+    assertThat(balancer.costNanos(b)).isEqualTo(30.0 * MS); // the default RTT, not seeded by the read
+    assertThat(b.rtt().get()).isNull();
+    clock.advance(Duration.ofSeconds(10)); // one decay time constant
+    assertThat(balancer.costNanos(a)).isCloseTo(10.0 * MS / Math.E, org.assertj.core.data.Offset.offset(1.0));
+    List<Pick<String>> open = new ArrayList<>();
+    while (a.inFlight() < 2) {
+      open.add(balancer.pick());
+    }
+    assertThat(balancer.costNanos(a)).isCloseTo(3 * 10.0 * MS / Math.E, org.assertj.core.data.Offset.offset(3.0));
+    open.forEach(Pick::cancel);
+  }
+
+  @Test
+  void balancersThatDoNotWeighLoadHaveNoCost() {
+    Balancer<String> rr = Balancer.roundRobin();
+    rr.update(List.of(ep("a")));
+    assertThat(rr.costNanos(rr.endpoints().get(0))).isNaN();
+  }
+
+  @Test
   void rejectsBadSettings() {
     Random random = new Random(1);
     assertThatThrownBy(() -> Balancer.peakEwmaP2c(clock, random, Duration.ZERO, Duration.ofMillis(30)))

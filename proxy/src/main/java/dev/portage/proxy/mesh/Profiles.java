@@ -60,6 +60,11 @@ final class Profiles implements AutoCloseable {
     return entries.size();
   }
 
+  /** Authorities whose profile is watched now, for dashboards. */
+  java.util.Set<String> authorities() {
+    return java.util.Set.copyOf(entries.keySet());
+  }
+
   void evictIdle() {
     long now = ticker.nanoTime();
     for (Entry e : entries.values()) {

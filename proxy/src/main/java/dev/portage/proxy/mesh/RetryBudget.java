@@ -69,6 +69,16 @@ final class RetryBudget {
     return true;
   }
 
+  /** Retries the budget would allow now (reserve + live deposits − live withdrawals), for dashboards. */
+  synchronized double availableRetries() {
+    advance();
+    long balance = reserve;
+    for (long s : slots) {
+      balance += s;
+    }
+    return Math.max(0, balance) / (double) withdraw;
+  }
+
   private void advance() {
     long now = ticker.nanoTime();
     long elapsedSlots = (now - slotStart) / slotNanos;

@@ -141,6 +141,8 @@ public final class Sidecar implements AutoCloseable {
           .registry(registry)
           .readinessCheck("outbound", () -> listener.isActive()
               ? HealthCheck.Result.ok() : HealthCheck.Result.failed("outbound listener closed"))
+          .dashboard(DashboardState.COMPONENT, new DashboardState(config, discovery, profiles, inflight::get))
+          .wallClock(time.wall())
           .build()
           .start();
     } catch (IOException | RuntimeException e) {

@@ -146,6 +146,11 @@ final class ServiceListener {
     return state.balancer().endpoints().stream().map(Endpoint::id).toList();
   }
 
+  /** The balancer in use now (replaced when the service's balancer kind changes). */
+  Balancer<InetSocketAddress> balancer() {
+    return state.balancer();
+  }
+
   /** Affinity entries held now; for tests. */
   int affinityEntries() {
     ClientIpAffinity affinity = state.affinity();

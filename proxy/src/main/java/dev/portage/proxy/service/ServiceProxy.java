@@ -101,6 +101,8 @@ public final class ServiceProxy implements AutoCloseable {
                 .port(config.adminPort())
                 .registry(registry)
                 .readinessCheck("sync", this::readiness)
+                .dashboard(DashboardState.COMPONENT, new DashboardState(this))
+                .wallClock(time.wall())
                 .build();
         synchronized (this) {
           admin = server;
@@ -158,6 +160,21 @@ public final class ServiceProxy implements AutoCloseable {
   List<String> endpoints(String service) {
     ServiceListener listener = listeners.get(service);
     return listener == null ? List.of() : listener.endpointIds();
+  }
+
+  /** The configuration this proxy runs with. */
+  ServiceProxyConfig config() {
+    return config;
+  }
+
+  /** Connections accepted and not closed yet, live (a read-only view, for the dashboard). */
+  Set<ProxiedConnection> connections() {
+    return java.util.Collections.unmodifiableSet(live);
+  }
+
+  /** The open listeners, by service name (a snapshot, for the dashboard). */
+  java.util.SortedMap<String, ServiceListener> listeners() {
+    return new java.util.TreeMap<>(listeners);
   }
 
   /** Affinity entries of {@code service}; for tests. */

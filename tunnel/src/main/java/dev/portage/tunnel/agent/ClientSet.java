@@ -128,6 +128,11 @@ final class ClientSet implements AutoCloseable {
     };
   }
 
+  /** Whether {@link #drain()} was called. */
+  boolean draining() {
+    return draining;
+  }
+
   /** Sends DRAIN on every held connection, and on every connection made from now on. */
   void drain() {
     draining = true;

@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  *   <caption>Listeners</caption>
  *   <tr><th>port</th><th>paths</th></tr>
  *   <tr><td>{@code --health-server-port} (8093)</td><td>{@code /healthz}, {@code /readyz} (check
- *       {@code server-connected}), {@code /metrics}</td></tr>
+ *       {@code server-connected}), {@code /metrics}, {@code /dashboard}</td></tr>
  *   <tr><td>{@code --admin-server-port} (8094, loopback)</td><td>{@code /metrics}, {@code /status}
  *       (server connections and their open backend connections)</td></tr>
  * </table>
@@ -106,6 +106,8 @@ public final class TunnelAgent implements AutoCloseable {
             .port(config.healthServerPort())
             .registry(registry)
             .readinessCheck(READY_CHECK, this::serverConnected)
+            .dashboard(DashboardState.COMPONENT, new DashboardState(config, clients))
+            .wallClock(time.wall())
             .build()
             .start();
       }
@@ -115,6 +117,8 @@ public final class TunnelAgent implements AutoCloseable {
             .port(config.adminServerPort())
             .registry(registry)
             .route("/status", request -> AdminResponse.text(200, status()))
+            .dashboard(DashboardState.COMPONENT, new DashboardState(config, clients))
+            .wallClock(time.wall())
             .build()
             .start();
       }

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * One agent stream ({@code AgentService.Connect} call) and the connections established over it, keyed
@@ -25,6 +26,8 @@ final class Backend {
   private final FlowControl flowControl;
   private final Map<Long, Frontend> connections = new ConcurrentHashMap<>();
   private final Queue<Runnable> readyWaiters = new ConcurrentLinkedQueue<>();
+  private final LongAdder bytesToAgent = new LongAdder();
+  private final LongAdder bytesFromAgent = new LongAdder();
   private volatile boolean draining;
   private volatile boolean closed;
 
@@ -73,6 +76,10 @@ final class Backend {
       if (closed) {
         return false;
       }
+      if (packet.hasData()) {
+        // Counted before the send so the agent can never see bytes the dashboard does not.
+        bytesToAgent.add(packet.getData().getData().size());
+      }
       try {
         call.sendMessage(packet);
       } catch (RuntimeException e) {
@@ -83,6 +90,21 @@ final class Backend {
     }
     metrics.packet(ServerMetrics.TO_AGENT, packet.getType());
     return true;
+  }
+
+  /** Counts DATA payload bytes received from the agent on this stream (the dashboard shows them). */
+  void countReceived(int bytes) {
+    bytesFromAgent.add(bytes);
+  }
+
+  /** DATA payload bytes sent to the agent on this stream. */
+  long bytesToAgent() {
+    return bytesToAgent.sum();
+  }
+
+  /** DATA payload bytes received from the agent on this stream. */
+  long bytesFromAgent() {
+    return bytesFromAgent.sum();
   }
 
   /** True while gRPC's outbound buffer toward the agent is below its threshold. */

@@ -140,6 +140,7 @@ final class PacketRouter {
       case DIAL_RSP -> onDialResponse(backend, p.getDialResponse());
       case DATA -> {
         Data data = p.getData();
+        backend.countReceived(data.getData().size());
         Frontend f = backend.connections().get(data.getConnectID());
         if (f == null) {
           log.debug("{}: DATA for unknown connectID {} dropped", backend, data.getConnectID());

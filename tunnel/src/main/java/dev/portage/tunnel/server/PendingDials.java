@@ -62,6 +62,17 @@ final class PendingDials {
     return out;
   }
 
+  /** Dials sent to {@code backend} still waiting for their answer. */
+  int countFor(Backend backend) {
+    int n = 0;
+    for (PendingDial d : byRandom.values()) {
+      if (d.backend == backend) {
+        n++;
+      }
+    }
+    return n;
+  }
+
   int size() {
     return byRandom.size();
   }

@@ -223,6 +223,8 @@ public final class TunnelServer implements AutoCloseable {
         .eventLoopGroup(ioGroup())
         .readinessCheck("proxy-agents", () -> router.backends().ready()
             ? HealthCheck.Result.ok() : HealthCheck.Result.failed(NOT_READY))
+        .dashboard(DashboardState.COMPONENT, new DashboardState(config, router))
+        .wallClock(time.wall())
         .route("/healthz", request -> AdminResponse.text(200, "ok"))
         .route("/readyz", readiness)
         .route("/ready", readiness)
