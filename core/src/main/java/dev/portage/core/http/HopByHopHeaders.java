@@ -6,6 +6,7 @@ import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http2.HttpConversionUtil;
 import io.netty.util.AsciiString;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -29,6 +30,12 @@ public final class HopByHopHeaders {
           HttpHeaderNames.PROXY_AUTHORIZATION,
           HttpHeaderNames.PROXY_AUTHENTICATE);
 
+  /** Netty's conversion headers; {@code values()} clones its array on every call. */
+  private static final List<AsciiString> EXTENSIONS =
+      Arrays.stream(HttpConversionUtil.ExtensionHeaderNames.values())
+          .map(HttpConversionUtil.ExtensionHeaderNames::text)
+          .toList();
+
   private HopByHopHeaders() {}
 
   /**
@@ -38,8 +45,11 @@ public final class HopByHopHeaders {
    */
   public static boolean strip(HttpHeaders headers, HttpProtocol outbound) {
     boolean close = false;
-    List<String> nominated = new ArrayList<>();
-    for (String value : headers.getAll(HttpHeaderNames.CONNECTION)) {
+    // Most messages carry neither Connection nor TE: check before building lists for them.
+    List<String> nominated = new ArrayList<>(0);
+    List<String> connection =
+        headers.contains(HttpHeaderNames.CONNECTION) ? headers.getAll(HttpHeaderNames.CONNECTION) : List.of();
+    for (String value : connection) {
       for (String token : value.split(",")) {
         String name = token.trim().toLowerCase(Locale.ROOT);
         if (name.isEmpty()) {
@@ -58,7 +68,8 @@ public final class HopByHopHeaders {
       headers.remove(name);
     }
     boolean trailers = false;
-    for (String value : headers.getAll(HttpHeaderNames.TE)) {
+    List<String> te = headers.contains(HttpHeaderNames.TE) ? headers.getAll(HttpHeaderNames.TE) : List.of();
+    for (String value : te) {
       for (String token : value.split(",")) {
         if (token.trim().equalsIgnoreCase("trailers")) {
           trailers = true;
@@ -69,8 +80,8 @@ public final class HopByHopHeaders {
     if (trailers && outbound == HttpProtocol.H2C) {
       headers.set(HttpHeaderNames.TE, HttpHeaderValues.TRAILERS);
     }
-    for (HttpConversionUtil.ExtensionHeaderNames ext : HttpConversionUtil.ExtensionHeaderNames.values()) {
-      headers.remove(ext.text());
+    for (AsciiString name : EXTENSIONS) {
+      headers.remove(name);
     }
     return close;
   }
