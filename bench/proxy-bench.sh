@@ -3,8 +3,9 @@
 # and nginx. One command; everything (configs, logs) lives in a private temp dir, on private ports,
 # and every process started here is killed on exit.
 #   bench/proxy-bench.sh            # DURATION=5 (seconds per measurement), CONNS=50, THREADS=2,
-#                                   # WARMUP=10 (seconds of wrk before each measured wrk run: the
-#                                   # JVMs need it for the JIT; native peers get the same),
+#                                   # WARMUP=10 (seconds of wrk before each measured wrk run),
+#                                   # PORTAGE_WARMUP=30 (the same for Portage's JVMs: the JIT needs
+#                                   # tens of seconds of traffic on a loaded 2-core machine),
 #                                   # PARTS="l4 l7", BASE_PORT=27100, PORTAGE=<launcher command>,
 #                                   # PORTAGE_JAVA_OPTS (default: Netty leak detection off), KEEP_TMP=1
 # Prints markdown tables with ratios against the reference proxy.
@@ -15,6 +16,7 @@ DURATION=${DURATION:-5}
 CONNS=${CONNS:-50}
 THREADS=${THREADS:-2}
 WARMUP=${WARMUP:-10}
+PORTAGE_WARMUP=${PORTAGE_WARMUP:-30}
 PARTS=${PARTS:-l4 l7}
 # bin/portage passes these to java; leak detection (on by default in tests) must be off when timing.
 export PORTAGE_JAVA_OPTS=${PORTAGE_JAVA_OPTS:--Dio.netty.leakDetection.level=disabled}
@@ -176,12 +178,12 @@ iperf() {
     | python3 -c 'import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9))'
 }
 
-# wrkrun PORT [HEADER] -> "RPS P99MS" (a WARMUP s run first, not reported)
+# wrkrun PORT [HEADER] [WARMUP_S] -> "RPS P99MS" (a warm-up run first, not reported)
 wrkrun() {
-  local port=$1 hdr=${2:-} out
+  local port=$1 hdr=${2:-} warm=${3:-$WARMUP} out
   local args=(-t"$THREADS" -c"$CONNS" --latency)
   [[ -n $hdr ]] && args+=(-H "$hdr")
-  wrk "${args[@]}" -d"${WARMUP}s" "http://127.0.0.1:$port/index.html" >/dev/null 2>&1 || true
+  wrk "${args[@]}" -d"${warm}s" "http://127.0.0.1:$port/index.html" >/dev/null 2>&1 || true
   out=$(wrk "${args[@]}" -d"${DURATION}s" "http://127.0.0.1:$port/index.html")
   echo "$out" >>"$tmp/wrk.log"
   if grep -q "Non-2xx" <<<"$out"; then echo "non-2xx responses on port $port" >&2; fi
@@ -194,7 +196,7 @@ wrkrun() {
 ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print('%.2f' % (a/b) if b else 'n/a')" "$1" "$2"; }
 
 echo "# proxy-bench $(date -u +%FT%TZ) on $(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "duration ${DURATION}s per measurement after ${WARMUP}s of warm-up, wrk -t$THREADS -c$CONNS, 1 KiB static file from nginx"
+echo "duration ${DURATION}s per measurement after ${WARMUP}s of warm-up (Portage: ${PORTAGE_WARMUP}s), wrk -t$THREADS -c$CONNS, 1 KiB static file from nginx"
 echo "portage JVM options: ${PORTAGE_JAVA_OPTS}"
 if [[ " $PARTS " == *" l4 "* ]]; then
 echo
@@ -212,7 +214,8 @@ for path in direct haproxy nginx portage; do
   esac
   I1[$path]=$(iperf "$ip" 1)
   I4[$path]=$(iperf "$ip" 4)
-  read -r RPS[$path] P99[$path] < <(wrkrun "$hp")
+  warm=$WARMUP; [[ $path == portage ]] && warm=$PORTAGE_WARMUP
+  read -r RPS[$path] P99[$path] < <(wrkrun "$hp" "" "$warm")
 done
 for path in direct haproxy nginx portage; do
   echo "| $path | ${I1[$path]} ($(ratio "${I1[$path]}" "${I1[haproxy]}")×) | ${I4[$path]} ($(ratio "${I4[$path]}" "${I4[haproxy]}")×) | ${RPS[$path]} | ${P99[$path]} | $(ratio "${RPS[$path]}" "${RPS[haproxy]}") | $(ratio "${P99[$path]}" "${P99[haproxy]}") |"
@@ -228,7 +231,7 @@ declare -A LR LP
 l7load=$(cut -d' ' -f1-3 /proc/loadavg)
 read -r LR[nginx] LP[nginx] < <(wrkrun "$P_NG_HTTP")
 read -r LR[haproxy] LP[haproxy] < <(wrkrun "$P_HA_HTTP")
-read -r LR[sidecar] LP[sidecar] < <(wrkrun "$P_SC" "$HOSTHDR")
+read -r LR[sidecar] LP[sidecar] < <(wrkrun "$P_SC" "$HOSTHDR" "$PORTAGE_WARMUP")
 for p in nginx haproxy sidecar; do
   echo "| $p | ${LR[$p]} | ${LP[$p]} | $(ratio "${LR[$p]}" "${LR[nginx]}") | $(ratio "${LP[$p]}" "${LP[nginx]}") |"
 done

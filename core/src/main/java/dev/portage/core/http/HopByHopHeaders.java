@@ -7,8 +7,10 @@ import io.netty.handler.codec.http2.HttpConversionUtil;
 import io.netty.util.AsciiString;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * Removes the headers that describe one connection rather than the message (RFC 9110 §7.6.1), as a
@@ -36,6 +38,9 @@ public final class HopByHopHeaders {
           .map(HttpConversionUtil.ExtensionHeaderNames::text)
           .toList();
 
+  /** Every name in {@link #EXTENSIONS} starts with this. */
+  private static final AsciiString EXTENSION_PREFIX = AsciiString.cached("x-http2-");
+
   private HopByHopHeaders() {}
 
   /**
@@ -44,6 +49,10 @@ public final class HopByHopHeaders {
    * @return whether the message asked to close its connection ({@code Connection: close})
    */
   public static boolean strip(HttpHeaders headers, HttpProtocol outbound) {
+    if (!hasHopByHopName(headers)) {
+      // The common request (Host, User-Agent, Accept...): one pass instead of ~15 removals.
+      return false;
+    }
     boolean close = false;
     // Most messages carry neither Connection nor TE: check before building lists for them.
     List<String> nominated = new ArrayList<>(0);
@@ -84,5 +93,22 @@ public final class HopByHopHeaders {
       headers.remove(name);
     }
     return close;
+  }
+
+  /** Whether any header is one this class removes (or names more through {@code Connection}). */
+  private static boolean hasHopByHopName(HttpHeaders headers) {
+    for (Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence(); it.hasNext(); ) {
+      CharSequence name = it.next().getKey();
+      if (AsciiString.regionMatches(name, true, 0, EXTENSION_PREFIX, 0, EXTENSION_PREFIX.length())
+          || AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.TE)) {
+        return true;
+      }
+      for (AsciiString hop : FIXED) {
+        if (AsciiString.contentEqualsIgnoreCase(name, hop)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 }
