@@ -3,7 +3,11 @@
 # and nginx. One command; everything (configs, logs) lives in a private temp dir, on private ports,
 # and every process started here is killed on exit.
 #   bench/proxy-bench.sh            # DURATION=5 (seconds per measurement), CONNS=50, THREADS=2,
-#                                   # BASE_PORT=27100, PORTAGE=<launcher command>, KEEP_TMP=1
+#                                   # WARMUP=10 (seconds of wrk before each measured wrk run),
+#                                   # PORTAGE_WARMUP=30 (the same for Portage's JVMs: the JIT needs
+#                                   # tens of seconds of traffic on a loaded 2-core machine),
+#                                   # PARTS="l4 l7", BASE_PORT=27100, PORTAGE=<launcher command>,
+#                                   # PORTAGE_JAVA_OPTS (default: Netty leak detection off), KEEP_TMP=1
 # Prints markdown tables with ratios against the reference proxy.
 set -euo pipefail
 
@@ -11,6 +15,11 @@ root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 DURATION=${DURATION:-5}
 CONNS=${CONNS:-50}
 THREADS=${THREADS:-2}
+WARMUP=${WARMUP:-10}
+PORTAGE_WARMUP=${PORTAGE_WARMUP:-30}
+PARTS=${PARTS:-l4 l7}
+# bin/portage passes these to java; leak detection (on by default in tests) must be off when timing.
+export PORTAGE_JAVA_OPTS=${PORTAGE_JAVA_OPTS:--Dio.netty.leakDetection.level=disabled}
 BASE=${BASE_PORT:-27100}
 tmp=$(mktemp -d /tmp/portage-proxy-bench.XXXXXX)
 chmod 755 "$tmp" # nginx workers (another user) serve the static file from here
@@ -154,8 +163,14 @@ for p in "$P_NGINX" "$P_IPERF" "$P_HA_TCP" "$P_HA_IPERF" "$P_NG_TCP" "$P_NG_IPER
   wait_port "$p"
 done
 HOSTHDR="Host: bench.default.svc.cluster.local:$SVC_PORT"
-curl -fsS -o /dev/null -H "$HOSTHDR" "http://127.0.0.1:$P_SC/index.html" \
-  || { echo "sidecar does not serve the bench service; logs in $tmp" >&2; KEEP_TMP=1; exit 1; }
+# The first request starts discovery; on a loaded machine a cold JVM can take longer than the 3 s
+# fail-fast timeout to get the first endpoints (503), so try a few times.
+served=
+for i in $(seq 1 10); do
+  if curl -fsS -o /dev/null -H "$HOSTHDR" "http://127.0.0.1:$P_SC/index.html" 2>/dev/null; then served=1; break; fi
+  sleep 1
+done
+[[ -n $served ]] || { echo "sidecar does not serve the bench service; logs in $tmp" >&2; KEEP_TMP=1; exit 1; }
 
 # iperf PORT STREAMS -> Gbit/s (receiver side)
 iperf() {
@@ -163,12 +178,12 @@ iperf() {
     | python3 -c 'import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9))'
 }
 
-# wrkrun PORT [HEADER] -> "RPS P99MS" (a 1 s warm-up run first, not reported)
+# wrkrun PORT [HEADER] [WARMUP_S] -> "RPS P99MS" (a warm-up run first, not reported)
 wrkrun() {
-  local port=$1 hdr=${2:-} out
+  local port=$1 hdr=${2:-} warm=${3:-$WARMUP} out
   local args=(-t"$THREADS" -c"$CONNS" --latency)
   [[ -n $hdr ]] && args+=(-H "$hdr")
-  wrk "${args[@]}" -d1s "http://127.0.0.1:$port/index.html" >/dev/null 2>&1 || true
+  wrk "${args[@]}" -d"${warm}s" "http://127.0.0.1:$port/index.html" >/dev/null 2>&1 || true
   out=$(wrk "${args[@]}" -d"${DURATION}s" "http://127.0.0.1:$port/index.html")
   echo "$out" >>"$tmp/wrk.log"
   if grep -q "Non-2xx" <<<"$out"; then echo "non-2xx responses on port $port" >&2; fi
@@ -181,7 +196,9 @@ wrkrun() {
 ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print('%.2f' % (a/b) if b else 'n/a')" "$1" "$2"; }
 
 echo "# proxy-bench $(date -u +%FT%TZ) on $(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "duration ${DURATION}s per measurement, wrk -t$THREADS -c$CONNS, 1 KiB static file from nginx"
+echo "duration ${DURATION}s per measurement after ${WARMUP}s of warm-up (Portage: ${PORTAGE_WARMUP}s), wrk -t$THREADS -c$CONNS, 1 KiB static file from nginx"
+echo "portage JVM options: ${PORTAGE_JAVA_OPTS}"
+if [[ " $PARTS " == *" l4 "* ]]; then
 echo
 echo "## L4 (TCP)"
 echo
@@ -197,22 +214,29 @@ for path in direct haproxy nginx portage; do
   esac
   I1[$path]=$(iperf "$ip" 1)
   I4[$path]=$(iperf "$ip" 4)
-  read -r RPS[$path] P99[$path] < <(wrkrun "$hp")
+  warm=$WARMUP; [[ $path == portage ]] && warm=$PORTAGE_WARMUP
+  read -r RPS[$path] P99[$path] < <(wrkrun "$hp" "" "$warm")
 done
 for path in direct haproxy nginx portage; do
   echo "| $path | ${I1[$path]} ($(ratio "${I1[$path]}" "${I1[haproxy]}")×) | ${I4[$path]} ($(ratio "${I4[$path]}" "${I4[haproxy]}")×) | ${RPS[$path]} | ${P99[$path]} | $(ratio "${RPS[$path]}" "${RPS[haproxy]}") | $(ratio "${P99[$path]}" "${P99[haproxy]}") |"
 done
+fi
+if [[ " $PARTS " == *" l7 "* ]]; then
 echo
 echo "## L7 (HTTP/1.1 keep-alive)"
 echo
 echo "| proxy | wrk req/s | wrk p99 ms | req/s vs nginx | p99 vs nginx |"
 echo "|---|---|---|---|---|"
 declare -A LR LP
+l7load=$(cut -d' ' -f1-3 /proc/loadavg)
 read -r LR[nginx] LP[nginx] < <(wrkrun "$P_NG_HTTP")
 read -r LR[haproxy] LP[haproxy] < <(wrkrun "$P_HA_HTTP")
-read -r LR[sidecar] LP[sidecar] < <(wrkrun "$P_SC" "$HOSTHDR")
+read -r LR[sidecar] LP[sidecar] < <(wrkrun "$P_SC" "$HOSTHDR" "$PORTAGE_WARMUP")
 for p in nginx haproxy sidecar; do
   echo "| $p | ${LR[$p]} | ${LP[$p]} | $(ratio "${LR[$p]}" "${LR[nginx]}") | $(ratio "${LP[$p]}" "${LP[nginx]}") |"
 done
+echo
+echo "load average during L7: $l7load"
+fi
 echo
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -42,18 +42,25 @@ final class H2OriginPool implements HttpClientPool.OriginPool {
   @Override
   public CompletableFuture<HttpStream> acquire(EventLoop loop) {
     CompletableFuture<Channel> conn;
+    boolean reused = false;
     synchronized (this) {
-      if (connection == null
+      boolean replace =
+          connection == null
           || goingAway
           || (connection.isDone()
-              && (connection.isCompletedExceptionally() || !connection.join().isActive()))) {
+              && (connection.isCompletedExceptionally() || !connection.join().isActive()));
+      if (replace) {
         connection = connect(loop);
         goingAway = false;
+      } else {
+        // A stream on a connection that was already up (not one still connecting).
+        reused = connection.isDone();
       }
       conn = connection;
       activeStreams++;
     }
     CompletableFuture<HttpStream> result = new CompletableFuture<>();
+    boolean onEstablished = reused;
     conn.whenComplete(
         (parent, error) -> {
           if (error != null) {
@@ -75,7 +82,9 @@ final class H2OriginPool implements HttpClientPool.OriginPool {
                     Http2StreamChannel stream = (Http2StreamChannel) f.getNow();
                     stream.closeFuture().addListener(c -> streamEnded());
                     result.complete(
-                        new HttpStream(stream, HttpProtocol.H2C, origin, (s, reusable) -> s.channel().close()));
+                        new HttpStream(
+                            stream, HttpProtocol.H2C, origin, onEstablished,
+                            (s, reusable) -> s.channel().close()));
                   });
         });
     return result;

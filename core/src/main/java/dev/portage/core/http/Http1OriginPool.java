@@ -10,15 +10,21 @@ import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.util.ReferenceCountUtil;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
+import java.util.HashMap;
 import java.util.Iterator;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * HTTP/1.1 keep-alive connections to one origin: leased one exchange at a time, the most recently
- * used idle one first. Idle connections read with auto-read on so a close by the origin is noticed
- * at once; anything else they receive is a protocol error that closes them. Thread-safe.
+ * used idle one first. Idle connections are kept per event loop and a lease only takes one
+ * registered on the loop it asks for (opening a new one there otherwise), so a proxied exchange never
+ * hops between threads: on a busy machine every hop is a context switch and a wake-up that can wait
+ * a scheduler slice. At most {@code maxIdle} connections are kept idle over all loops. Idle
+ * connections read with auto-read on so a close by the origin is noticed at once; anything else they
+ * receive is a protocol error that closes them. Thread-safe.
  */
 final class Http1OriginPool implements HttpClientPool.OriginPool {
 
@@ -28,7 +34,8 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
   private final InetSocketAddress origin;
   private final int maxIdle;
   private final Object lock = new Object();
-  private final ArrayDeque<IdleChannel> idle = new ArrayDeque<>(); // guarded by lock
+  private final Map<EventLoop, ArrayDeque<IdleChannel>> idle = new HashMap<>(); // guarded by lock
+  private int idleCount; // guarded by lock
   private final Set<Channel> open = ConcurrentHashMap.newKeySet();
 
   private record IdleChannel(Channel channel, long sinceNanos) {}
@@ -42,16 +49,12 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
   @Override
   public CompletableFuture<HttpStream> acquire(EventLoop loop) {
     while (true) {
-      Channel ch;
-      synchronized (lock) {
-        IdleChannel i = idle.pollLast();
-        if (i == null) {
-          break;
-        }
-        ch = i.channel();
+      Channel ch = pollIdle(loop);
+      if (ch == null) {
+        break;
       }
       if (ch.isActive()) {
-        return CompletableFuture.completedFuture(lease(ch));
+        return CompletableFuture.completedFuture(lease(ch, true));
       }
     }
     CompletableFuture<HttpStream> result = new CompletableFuture<>();
@@ -73,7 +76,7 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
         f -> {
           if (f.isSuccess()) {
             owner.debug("HTTP/1.1 connection {} to {} opened", ch.id(), origin);
-            result.complete(lease(ch));
+            result.complete(lease(ch, false));
           } else {
             ch.close();
             result.completeExceptionally(f.cause());
@@ -82,53 +85,73 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
     return result;
   }
 
-  private HttpStream lease(Channel ch) {
-    ch.config().setAutoRead(false);
-    if (ch.pipeline().get(IDLE_GUARD) != null) {
-      ch.pipeline().remove(IDLE_GUARD);
+  private Channel pollIdle(EventLoop loop) {
+    synchronized (lock) {
+      ArrayDeque<IdleChannel> q = idle.get(loop);
+      IdleChannel i = q == null ? null : q.pollLast();
+      if (i == null) {
+        return null;
+      }
+      idleCount--;
+      return i.channel();
     }
-    return new HttpStream(ch, HttpProtocol.HTTP_1_1, origin, this::end);
+  }
+
+  private HttpStream lease(Channel ch, boolean reused) {
+    HttpStream stream = new HttpStream(ch, HttpProtocol.HTTP_1_1, origin, reused, this::end);
+    // Pipeline and config changes belong on the connection's loop; a lease taken elsewhere (a
+    // caller that did not pass its own loop) queues them ahead of whatever it writes.
+    LoopExecutor.run(ch.eventLoop(), () -> {
+      ch.config().setAutoRead(false);
+      if (ch.pipeline().get(IDLE_GUARD) != null) {
+        ch.pipeline().remove(IDLE_GUARD);
+      }
+    });
+    return stream;
   }
 
   private void end(HttpStream stream, boolean reusable) {
     Channel ch = stream.channel();
-    ch.eventLoop()
-        .execute(
-            () -> {
-              if (ch.pipeline().get(HttpStream.HANDLER_NAME) != null) {
-                ch.pipeline().remove(HttpStream.HANDLER_NAME);
-              }
-              if (!reusable || owner.isClosed() || !ch.isActive()) {
-                ch.close();
-                return;
-              }
-              boolean kept;
-              synchronized (lock) {
-                kept = idle.size() < maxIdle;
-                if (kept) {
-                  idle.addLast(new IdleChannel(ch, owner.nanoTime()));
-                }
-              }
-              if (!kept) {
-                ch.close();
-                return;
-              }
-              ch.pipeline().addLast(IDLE_GUARD, new IdleGuard());
-              ch.config().setAutoRead(true);
-            });
+    LoopExecutor.run(ch.eventLoop(), () -> {
+      if (ch.pipeline().get(HttpStream.HANDLER_NAME) != null) {
+        ch.pipeline().remove(HttpStream.HANDLER_NAME);
+      }
+      if (!reusable || owner.isClosed() || !ch.isActive()) {
+        ch.close();
+        return;
+      }
+      boolean kept;
+      synchronized (lock) {
+        kept = idleCount < maxIdle;
+        if (kept) {
+          idle.computeIfAbsent(ch.eventLoop(), l -> new ArrayDeque<>())
+              .addLast(new IdleChannel(ch, owner.nanoTime()));
+          idleCount++;
+        }
+      }
+      if (!kept) {
+        ch.close();
+        return;
+      }
+      ch.pipeline().addLast(IDLE_GUARD, new IdleGuard());
+      ch.config().setAutoRead(true);
+    });
   }
 
   private void forget(Channel ch) {
     open.remove(ch);
     synchronized (lock) {
-      idle.removeIf(i -> i.channel() == ch);
+      ArrayDeque<IdleChannel> q = idle.get(ch.eventLoop());
+      if (q != null && q.removeIf(i -> i.channel() == ch)) {
+        idleCount--;
+      }
     }
   }
 
   @Override
   public int idle() {
     synchronized (lock) {
-      return idle.size();
+      return idleCount;
     }
   }
 
@@ -140,14 +163,21 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
   @Override
   public boolean expireIdle(long nowNanos, long idleTimeoutNanos) {
     synchronized (lock) {
-      for (Iterator<IdleChannel> it = idle.iterator(); it.hasNext(); ) {
-        IdleChannel i = it.next();
-        if (nowNanos - i.sinceNanos() >= idleTimeoutNanos) {
-          it.remove();
-          i.channel().close();
+      for (Iterator<ArrayDeque<IdleChannel>> qs = idle.values().iterator(); qs.hasNext(); ) {
+        ArrayDeque<IdleChannel> q = qs.next();
+        for (Iterator<IdleChannel> it = q.iterator(); it.hasNext(); ) {
+          IdleChannel i = it.next();
+          if (nowNanos - i.sinceNanos() >= idleTimeoutNanos) {
+            it.remove();
+            idleCount--;
+            i.channel().close();
+          }
+        }
+        if (q.isEmpty()) {
+          qs.remove();
         }
       }
-      return idle.isEmpty() && open.isEmpty();
+      return idleCount == 0 && open.isEmpty();
     }
   }
 

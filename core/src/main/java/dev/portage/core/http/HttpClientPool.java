@@ -23,15 +23,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Client connections to HTTP origins, pooled per origin address and protocol: HTTP/1.1 keep-alive
- * connections (one exchange at a time each; at most {@code maxIdlePerOrigin} kept idle, each closed
- * after {@code idleTimeout} unused) and one multiplexed h2c connection per origin (replaced when it
- * closes or goes away, closed after {@code idleTimeout} without streams). Idle expiry runs on the
- * injected scheduler. Thread-safe.
+ * connections (one exchange at a time each, leased only to callers on the event loop they are
+ * registered on; at most {@code maxIdlePerOrigin} kept idle, each closed after {@code idleTimeout}
+ * unused) and one multiplexed h2c connection per origin (replaced when it closes or goes away,
+ * closed after {@code idleTimeout} without streams). Every connection has {@code TCP_NODELAY} set.
+ * Idle expiry runs on the injected scheduler. Thread-safe.
  *
  * <table>
  *   <caption>Defaults</caption>
  *   <tr><th>option</th><th>default</th></tr>
- *   <tr><td>maxIdlePerOrigin</td><td>16</td></tr>
+ *   <tr><td>maxIdlePerOrigin</td><td>256 (over all event loops)</td></tr>
  *   <tr><td>idleTimeout</td><td>60 s</td></tr>
  *   <tr><td>connectTimeout</td><td>5 s</td></tr>
  * </table>
@@ -73,9 +74,10 @@ public final class HttpClientPool implements AutoCloseable {
   }
 
   /**
-   * Leases a stream to {@code origin}: an idle HTTP/1.1 connection, a new one, or a new stream on the
-   * origin's h2c connection. New connections are registered on {@code loop} (pass the caller's event
-   * loop to keep both sides of a proxied exchange on one thread).
+   * Leases a stream to {@code origin}: an idle HTTP/1.1 connection registered on {@code loop}, a new
+   * one registered there, or a new stream on the origin's h2c connection. Pass the caller's event
+   * loop: both sides of a proxied exchange then run on one thread, without a hop per message.
+   * {@link HttpStream#isReused()} tells a stream on an earlier connection from a new one.
    *
    * @return completes with the stream, or exceptionally with the connect or stream-open failure
    */
@@ -186,7 +188,7 @@ public final class HttpClientPool implements AutoCloseable {
   public static final class Builder {
     private final EventLoopGroup group;
     private final TimeSource time;
-    private int maxIdlePerOrigin = 16;
+    private int maxIdlePerOrigin = 256;
     private Duration idleTimeout = Duration.ofSeconds(60);
     private Duration connectTimeout = Duration.ofSeconds(5);
     private SslContext sslContext;
@@ -197,7 +199,11 @@ public final class HttpClientPool implements AutoCloseable {
       this.time = Objects.requireNonNull(time, "time");
     }
 
-    /** Idle HTTP/1.1 connections kept per origin ({@code >= 0}); extra ones are closed. */
+    /**
+     * Idle HTTP/1.1 connections kept per origin over all event loops ({@code >= 0}); extra ones are
+     * closed. Below the number of concurrent exchanges a busy origin sees, connections are closed
+     * and reopened all the time.
+     */
     public Builder maxIdlePerOrigin(int max) {
       if (max < 0) {
         throw new IllegalArgumentException("maxIdlePerOrigin: " + max + " (expected: >= 0)");

@@ -20,6 +20,7 @@ public final class HttpStream {
   private final Channel channel;
   private final HttpProtocol protocol;
   private final InetSocketAddress origin;
+  private final boolean reused;
   private final Releaser releaser;
   private final AtomicBoolean ended = new AtomicBoolean();
 
@@ -28,10 +29,13 @@ public final class HttpStream {
     void end(HttpStream stream, boolean reusable);
   }
 
-  HttpStream(Channel channel, HttpProtocol protocol, InetSocketAddress origin, Releaser releaser) {
+  HttpStream(
+      Channel channel, HttpProtocol protocol, InetSocketAddress origin, boolean reused,
+      Releaser releaser) {
     this.channel = channel;
     this.protocol = protocol;
     this.origin = origin;
+    this.reused = reused;
     this.releaser = releaser;
   }
 
@@ -47,6 +51,16 @@ public final class HttpStream {
   /** The endpoint this stream is connected to. */
   public InetSocketAddress origin() {
     return origin;
+  }
+
+  /**
+   * Whether this exchange runs on a connection that carried earlier ones (an idle HTTP/1.1
+   * keep-alive connection, a stream on an established h2c connection). Such a connection may have
+   * been closed by the origin just as it was leased: a failure before any response byte says nothing
+   * about the request itself.
+   */
+  public boolean isReused() {
+    return reused;
   }
 
   /**

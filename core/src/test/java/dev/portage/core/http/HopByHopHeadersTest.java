@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http2.HttpConversionUtil;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import org.junit.jupiter.api.Test;
 
 class HopByHopHeadersTest {
@@ -50,5 +54,27 @@ class HopByHopHeadersTest {
     HttpHeaders h = new DefaultHttpHeaders().add("Accept", "*/*");
     assertThat(HopByHopHeaders.strip(h, HttpProtocol.HTTP_1_1)).isFalse();
     assertThat(h.get("accept")).isEqualTo("*/*");
+  }
+
+  @Test
+  void eachHopByHopHeaderAloneIsStripped() {
+    List<String> names = new ArrayList<>(List.of("Connection", "KEEP-ALIVE", "proxy-connection", "Transfer-Encoding",
+        "upgrade", "Proxy-Authorization", "proxy-authenticate", "te"));
+    for (HttpConversionUtil.ExtensionHeaderNames ext : HttpConversionUtil.ExtensionHeaderNames.values()) {
+      names.add(ext.text().toString().toUpperCase(Locale.ROOT));
+    }
+    for (String name : names) {
+      HttpHeaders h = new DefaultHttpHeaders().add("Accept", "*/*").add(name, "x");
+      HopByHopHeaders.strip(h, HttpProtocol.HTTP_1_1);
+      assertThat(h.names()).as(name).containsExactly("Accept");
+    }
+  }
+
+  @Test
+  void endToEndHeadersAreLeftAsTheyAre() {
+    HttpHeaders h = new DefaultHttpHeaders().add("Host", "a:80").add("Accept", "*/*").add("X-Te", "1")
+        .add("Connections", "2");
+    assertThat(HopByHopHeaders.strip(h, HttpProtocol.H2C)).isFalse();
+    assertThat(h.names()).containsExactlyInAnyOrder("Host", "Accept", "X-Te", "Connections");
   }
 }

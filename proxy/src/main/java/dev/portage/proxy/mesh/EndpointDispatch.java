@@ -3,6 +3,7 @@ package dev.portage.proxy.mesh;
 import dev.portage.core.http.HttpClientPool;
 import dev.portage.core.http.HttpFraming;
 import dev.portage.core.http.HttpStream;
+import dev.portage.core.http.LoopExecutor;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
@@ -84,7 +85,7 @@ final class EndpointDispatch {
     ResponseBody response = new ResponseBody(stream, r.body);
     Runnable abort = response::discard;
     Channel ch = stream.channel();
-    ch.eventLoop().execute(() -> {
+    LoopExecutor.run(ch.eventLoop(), () -> {
       stream.attach(response);
       HttpRequest head = r.head;
       if (r.body.hasBody()) {

@@ -3,6 +3,7 @@ package dev.portage.proxy.mesh;
 import dev.portage.core.http.HopByHopHeaders;
 import dev.portage.core.http.HttpFraming;
 import dev.portage.core.http.HttpProtocol;
+import dev.portage.core.http.LoopExecutor;
 import dev.portage.core.time.Ticker;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -52,6 +53,7 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
   private final InflightCounter inflight;
   private ProxyRequest current;
   private boolean keepAlive = true;
+  private LoopExecutor loop; // set in handlerAdded
 
   /** Counts requests between their head and the end of their response, for readiness and tests. */
   interface InflightCounter {
@@ -68,6 +70,7 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void handlerAdded(ChannelHandlerContext ctx) {
+    loop = LoopExecutor.of(ctx.executor());
     if (ctx.channel().isActive()) {
       ctx.read();
     }
@@ -127,7 +130,8 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     boolean hasBody = HttpFraming.hasBody(req, protocol, null);
-    HttpRequest head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, req.method(), req.uri(), req.headers().copy());
+    // The decoded request is ours: its headers move to the proxied head without a copy.
+    HttpRequest head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, req.method(), req.uri(), req.headers());
     HopByHopHeaders.strip(head.headers(), protocol);
     RequestBody body = new RequestBody(ctx.channel(), hasBody, REPLAY_LIMIT);
     ProxyRequest r = new ProxyRequest(head, authority, protocol, body, ctx.channel().eventLoop(), ticker.nanoTime());
@@ -137,7 +141,9 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
       body.onContent(new DefaultLastHttpContent(full.content().retain(), full.trailingHeaders()));
     }
     log.debug("{} {}", ctx.channel(), r);
-    stack.call(r).whenCompleteAsync((resp, err) -> respond(ctx, r, resp, err), ctx.executor());
+    // Inline when the stack completes on this loop (the usual case: the upstream connection is
+    // registered here too); a hop only when it completes elsewhere (timer, discovery).
+    stack.call(r).whenCompleteAsync((resp, err) -> respond(ctx, r, resp, err), loop);
   }
 
   /**
@@ -209,7 +215,8 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
     }
     HttpResponse h = resp.head();
     boolean hasBody = HttpFraming.hasBody(h, r.protocol, r.head.method());
-    HttpResponse out = new DefaultHttpResponse(HttpVersion.HTTP_1_1, h.status(), h.headers().copy());
+    // Only the answer chosen for the client gets here; its headers are ours to rewrite.
+    HttpResponse out = new DefaultHttpResponse(HttpVersion.HTTP_1_1, h.status(), h.headers());
     HopByHopHeaders.strip(out.headers(), protocol);
     HttpFraming.prepare(out, protocol, hasBody);
     if (!keepAlive) {
@@ -224,7 +231,7 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
         ctx.close();
       }
       finish(ctx, r, e == null);
-    }, ctx.executor());
+    }, loop);
   }
 
   private void writeError(ChannelHandlerContext ctx, ProxyRequest r, int status, String text) {

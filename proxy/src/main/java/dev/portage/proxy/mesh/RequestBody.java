@@ -1,5 +1,6 @@
 package dev.portage.proxy.mesh;
 
+import dev.portage.core.http.LoopExecutor;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.handler.codec.http.HttpContent;
@@ -75,7 +76,7 @@ final class RequestBody {
    * checked {@link #replayable()} for every attempt but the first.
    */
   void attach(Channel upstream) {
-    inbound.eventLoop().execute(() -> {
+    LoopExecutor.run(inbound.eventLoop(), () -> {
       if (released) {
         return;
       }
@@ -96,7 +97,7 @@ final class RequestBody {
 
   /** Stops sending to {@code upstream} (any thread); a no-op if another attempt took over. */
   void detach(Channel upstream) {
-    inbound.eventLoop().execute(() -> {
+    LoopExecutor.run(inbound.eventLoop(), () -> {
       if (sink == upstream) {
         sink = null;
       }
@@ -140,7 +141,7 @@ final class RequestBody {
     if (!complete) {
       last.addListener(f -> {
         if (f.isSuccess()) {
-          inbound.eventLoop().execute(() -> {
+          LoopExecutor.run(inbound.eventLoop(), () -> {
             if (sink == s && !complete && sinkPos == base + chunks.size()) {
               inbound.read();
             }

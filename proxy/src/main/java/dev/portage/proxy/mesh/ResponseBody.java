@@ -1,6 +1,7 @@
 package dev.portage.proxy.mesh;
 
 import dev.portage.core.http.HttpStream;
+import dev.portage.core.http.LoopExecutor;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
@@ -110,7 +111,7 @@ final class ResponseBody extends ChannelInboundHandlerAdapter {
 
   /** Streams the body to {@code sink} (any thread). */
   CompletableFuture<Void> pipeTo(Channel sink) {
-    stream.channel().eventLoop().execute(() -> {
+    LoopExecutor.run(stream.channel().eventLoop(), () -> {
       this.sink = sink;
       if (held.isEmpty() && !ended) {
         stream.channel().read();
@@ -123,7 +124,7 @@ final class ResponseBody extends ChannelInboundHandlerAdapter {
 
   /** Drops the body and aborts the stream (any thread). */
   void discard() {
-    stream.channel().eventLoop().execute(() -> {
+    LoopExecutor.run(stream.channel().eventLoop(), () -> {
       if (discarded) {
         return;
       }

@@ -16,7 +16,9 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.NettyRuntime;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.netty.util.internal.SystemPropertyUtil;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -105,7 +107,7 @@ public final class Sidecar implements AutoCloseable {
     }
     started = true;
     try {
-      group = NettyTransport.best().newEventLoopGroup(0, "portage-sidecar");
+      group = NettyTransport.best().newEventLoopGroup(ioThreads(), "portage-sidecar");
       pool = HttpClientPool.builder(group, time).build();
       discovery = new Discovery(destinations, this::newBalancer, time.ticker(), DISCOVERY_IDLE_TIMEOUT);
       profiles = new Profiles(destinations, time.ticker(), DISCOVERY_IDLE_TIMEOUT);
@@ -167,6 +169,15 @@ public final class Sidecar implements AutoCloseable {
                     new FailFastLayer(discovery, time.scheduler(), failfast, metrics, // wait, then 503
                         new BalanceLayer(discovery, time.ticker(), metrics,          // discover + P2C
                             new EndpointDispatch(pool)))))));                        // pooled h1 / h2c
+  }
+
+  /**
+   * One event loop per core, or Netty's {@code -Dio.netty.eventLoopThreads}. Netty's own default (two
+   * per core) only adds context switches here: a proxied exchange keeps both of its connections on
+   * one loop, so the loops never wait on each other.
+   */
+  static int ioThreads() {
+    return Math.max(1, SystemPropertyUtil.getInt("io.netty.eventLoopThreads", NettyRuntime.availableProcessors()));
   }
 
   private Balancer<InetSocketAddress> newBalancer() {
@@ -248,6 +259,11 @@ public final class Sidecar implements AutoCloseable {
   /** Open client connections on the outbound listener. */
   int inboundConnections() {
     return inbound.size();
+  }
+
+  /** The open client connections on the outbound listener (for tests to inspect). */
+  ChannelGroup inboundChannels() {
+    return inbound;
   }
 
   /** Requests between their head and the end of their response. */

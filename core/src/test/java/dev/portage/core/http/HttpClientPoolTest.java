@@ -1,0 +1,218 @@
+package dev.portage.core.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.sun.net.httpserver.HttpServer;
+import dev.portage.core.net.NettyTransport;
+import dev.portage.core.time.FakeClock;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The HTTP/1.1 side of {@link HttpClientPool} against a real origin on 127.0.0.1. */
+class HttpClientPoolTest {
+
+  private final FakeClock clock = new FakeClock();
+  private final ExecutorService originThreads = Executors.newCachedThreadPool();
+  private HttpServer origin;
+  private InetSocketAddress address;
+  private EventLoopGroup group;
+  private EventLoop loopA;
+  private EventLoop loopB;
+  private HttpClientPool pool;
+
+  @BeforeEach
+  void start() throws Exception {
+    origin = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    origin.setExecutor(originThreads);
+    origin.createContext("/", ex -> {
+      byte[] body = ("hello " + ex.getRequestURI().getPath()).getBytes(StandardCharsets.UTF_8);
+      ex.getRequestBody().readAllBytes();
+      ex.sendResponseHeaders(200, body.length);
+      try (OutputStream out = ex.getResponseBody()) {
+        out.write(body);
+      }
+    });
+    origin.start();
+    address = new InetSocketAddress("127.0.0.1", origin.getAddress().getPort());
+    group = NettyTransport.best().newEventLoopGroup(2, "pool-test");
+    loopA = group.next();
+    loopB = group.next();
+    assertThat(loopA).isNotSameAs(loopB);
+    pool = HttpClientPool.builder(group, clock.timeSource()).build();
+  }
+
+  @AfterEach
+  void stop() {
+    pool.close();
+    group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    origin.stop(0);
+    originThreads.shutdownNow();
+  }
+
+  @Test
+  void leaseOnTheSameLoopReusesTheIdleConnection() throws Exception {
+    HttpStream first = acquire(loopA);
+    assertThat(first.isReused()).isFalse();
+    assertThat(exchange(first, "/one")).isEqualTo("hello /one");
+    first.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 1);
+
+    HttpStream second = acquire(loopA);
+    assertThat(second.isReused()).isTrue();
+    assertThat(second.channel()).isSameAs(first.channel());
+    assertThat(exchange(second, "/two")).isEqualTo("hello /two");
+    second.release();
+    assertThat(pool.openConnections()).isEqualTo(1);
+  }
+
+  @Test
+  void leaseOnAnotherLoopOpensAConnectionOnThatLoop() throws Exception {
+    HttpStream onA = acquire(loopA);
+    assertThat(exchange(onA, "/a")).isEqualTo("hello /a");
+    onA.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 1);
+
+    // The idle connection belongs to loop A: a caller on loop B gets its own, never a hop to A.
+    HttpStream onB = acquire(loopB);
+    assertThat(onB.isReused()).isFalse();
+    assertThat(onB.channel()).isNotSameAs(onA.channel());
+    assertThat(onB.channel().eventLoop()).isSameAs(loopB);
+    assertThat(exchange(onB, "/b")).isEqualTo("hello /b");
+    onB.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 2);
+    assertThat(pool.openConnections()).isEqualTo(2);
+  }
+
+  @Test
+  void connectionsHaveNagleOff() throws Exception {
+    HttpStream s = acquire(loopA);
+    // Nagle + delayed ACK would hold a small request head back for up to ~40 ms.
+    assertThat(s.channel().config().getOption(ChannelOption.TCP_NODELAY)).isTrue();
+    s.abort();
+  }
+
+  @Test
+  void idleConnectionsAboveTheLimitAreClosed() throws Exception {
+    pool.close();
+    pool = HttpClientPool.builder(group, clock.timeSource()).maxIdlePerOrigin(1).build();
+    HttpStream a = acquire(loopA);
+    HttpStream b = acquire(loopA);
+    assertThat(exchange(a, "/a")).isEqualTo("hello /a");
+    assertThat(exchange(b, "/b")).isEqualTo("hello /b");
+    a.release();
+    b.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.openConnections() == 1);
+    assertThat(pool.idleConnections()).isEqualTo(1);
+  }
+
+  @Test
+  void abortedStreamClosesItsConnection() throws Exception {
+    HttpStream s = acquire(loopA);
+    s.abort();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.openConnections() == 0);
+    assertThat(pool.idleConnections()).isZero();
+  }
+
+  @Test
+  void idleExpiryClosesConnectionsAndDropsTheOrigin() throws Exception {
+    HttpStream a = acquire(loopA);
+    HttpStream b = acquire(loopB);
+    exchange(a, "/a");
+    exchange(b, "/b");
+    a.release();
+    b.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 2);
+    assertThat(pool.origins()).isEqualTo(1);
+
+    clock.advance(Duration.ofSeconds(61));
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.openConnections() == 0);
+    pool.sweep();
+    assertThat(pool.idleConnections()).isZero();
+    assertThat(pool.origins()).isZero();
+  }
+
+  @Test
+  void closedPoolRefusesLeases() {
+    pool.close();
+    assertThat(pool.acquire(address, HttpProtocol.HTTP_1_1, loopA))
+        .failsWithin(Duration.ofSeconds(1))
+        .withThrowableThat()
+        .withMessageContaining("HTTP client pool is closed");
+  }
+
+  @Test
+  void builderRejectsBadOptions() {
+    HttpClientPool.Builder b = HttpClientPool.builder(group, clock.timeSource());
+    assertThatThrownBy(() -> b.maxIdlePerOrigin(-1))
+        .hasMessage("maxIdlePerOrigin: -1 (expected: >= 0)");
+    assertThatThrownBy(() -> b.idleTimeout(Duration.ZERO))
+        .hasMessage("idleTimeout: PT0S (expected: > 0)");
+    assertThatThrownBy(() -> b.connectTimeout(Duration.ofSeconds(-1)))
+        .hasMessage("connectTimeout: PT-1S (expected: > 0)");
+  }
+
+  private HttpStream acquire(EventLoop loop) throws Exception {
+    return pool.acquire(address, HttpProtocol.HTTP_1_1, loop).get(10, TimeUnit.SECONDS);
+  }
+
+  /** Sends a GET on the stream and returns the response body; leaves the lease open. */
+  private static String exchange(HttpStream stream, String path) throws Exception {
+    CompletableFuture<String> body = new CompletableFuture<>();
+    StringBuilder text = new StringBuilder();
+    stream.attach(new ChannelInboundHandlerAdapter() {
+      @Override
+      public void handlerAdded(ChannelHandlerContext ctx) {
+        ctx.read();
+      }
+
+      @Override
+      public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        try {
+          if (msg instanceof HttpResponse r && r.status().code() != 200) {
+            body.completeExceptionally(new AssertionError("status " + r.status()));
+          }
+          if (msg instanceof HttpContent c) {
+            text.append(c.content().toString(StandardCharsets.UTF_8));
+          }
+          if (msg instanceof LastHttpContent) {
+            body.complete(text.toString());
+          } else {
+            ctx.read();
+          }
+        } finally {
+          ReferenceCountUtil.release(msg);
+        }
+      }
+    });
+    DefaultFullHttpRequest req =
+        new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, path, Unpooled.EMPTY_BUFFER);
+    req.headers().set(HttpHeaderNames.HOST, "origin");
+    stream.channel().writeAndFlush(req);
+    return body.get(10, TimeUnit.SECONDS);
+  }
+}
