@@ -46,6 +46,17 @@ public interface Balancer<T> {
   /** The current endpoint set, in update order; an immutable snapshot for metrics and dashboards. */
   List<Endpoint<T>> endpoints();
 
+  /**
+   * The latency estimate this balancer holds for {@code endpoint} as of now, in nanoseconds, for
+   * metrics: peak-EWMA's estimate decayed to now (the default RTT before its first observation).
+   * Reading it changes no state.
+   *
+   * @return the estimate, or {@code NaN} for balancers that do not estimate latency
+   */
+  default double latencyEstimateNanos(Endpoint<T> endpoint) {
+    return Double.NaN;
+  }
+
   /** Round robin over healthy endpoints; resumes after the last pick. Lock-free. */
   static <T> Balancer<T> roundRobin() {
     return new RoundRobinBalancer<>();

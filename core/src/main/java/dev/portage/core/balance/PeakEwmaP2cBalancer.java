@@ -79,6 +79,15 @@ final class PeakEwmaP2cBalancer<T> extends SnapshotBalancer<T> implements Latenc
   }
 
   @Override
+  public double latencyEstimateNanos(Endpoint<T> endpoint) {
+    RttEstimate current = endpoint.rtt().get();
+    if (current == null) {
+      return defaultRttNanos;
+    }
+    return current.decayedAt(ticker.nanoTime(), decayNanos);
+  }
+
+  @Override
   public void record(Endpoint<?> endpoint, long rttNanos, long pickedAtNanos) {
     long now = ticker.nanoTime();
     AtomicReference<RttEstimate> ref = endpoint.rtt();
