@@ -69,6 +69,16 @@ final class RetryBudget {
     return true;
   }
 
+  /** How many retries the budget would allow now (reserve + live deposits − live withdrawals). */
+  synchronized long availableRetries() {
+    advance();
+    long balance = reserve;
+    for (long s : slots) {
+      balance += s;
+    }
+    return Math.max(0, balance / withdraw);
+  }
+
   private void advance() {
     long now = ticker.nanoTime();
     long elapsedSlots = (now - slotStart) / slotNanos;
