@@ -4,8 +4,8 @@
 # measured window; fixed-rate open-loop load; round-robin versus P2C peak-EWMA.
 # Builds bench/target/benchmarks.jar when it is missing or older than the sources, then runs
 # dev.portage.bench.balance.BalanceBenchmark and prints its Markdown report on stdout.
-# Extra arguments go to the harness: --rate 500 --duration 20 --warmup 5 --backends 10 --delay-ms 10
-# --slow-factor 10 --connections 64 --runs healthy-p2c,slowed-rr,slowed-p2c
+# Extra arguments go to the harness: --rate 300 --duration 30 --warmup 5 --jit-warmup 15 --backends 10 --delay-ms 50
+# --slow-factor 10 --connections 128 --runs healthy-p2c,slowed-rr,slowed-p2c
 set -euo pipefail
 
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
