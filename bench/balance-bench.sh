@@ -42,5 +42,7 @@ cat >"$tmp/logback.xml" <<'XML'
 </configuration>
 XML
 
-"$java" -Xmx1g --enable-native-access=ALL-UNNAMED -Dlogback.configurationFile="$tmp/logback.xml" \
+# BENCH_JAVA_OPTS: extra JVM flags (e.g. -Xlog:gc to see pauses).
+# shellcheck disable=SC2086
+"$java" -Xmx1g ${BENCH_JAVA_OPTS:-} --enable-native-access=ALL-UNNAMED -Dlogback.configurationFile="$tmp/logback.xml" \
   -cp "$jar" dev.portage.bench.balance.BalanceBenchmark "$@"
