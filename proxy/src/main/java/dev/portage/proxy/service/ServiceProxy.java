@@ -87,11 +87,7 @@ public final class ServiceProxy implements AutoCloseable {
       }
       started = true;
       NettyTransport transport = NettyTransport.best();
-      // One loop per core, as HAProxy (nbthread) and nginx (worker_processes auto) run, not Netty's
-      // 2 x cores: a relay never blocks, and extra loops only split the same events over more
-      // wake-ups and context switches (see docs/benchmarks-proxy.md, L4 p99).
-      int threads = config.ioThreads() > 0 ? config.ioThreads() : Runtime.getRuntime().availableProcessors();
-      group = transport.newEventLoopGroup(threads, "portage-service-proxy");
+      group = transport.newEventLoopGroup(config.ioThreads(), "portage-service-proxy");
       context = new ListenerContext(
           transport, group, time.ticker(), metrics, config.dialTimeouts(), live);
     }

@@ -26,7 +26,7 @@ import java.util.Objects;
  * @param closeRemovedEndpointConnections whether connections to an endpoint that left its service
  *     are closed at the next sync (default: they are left to finish)
  * @param dialTimeouts the timeout of each dial attempt; one attempt per entry, each to the next endpoint
- * @param ioThreads event loop threads; 0 means one per available processor
+ * @param ioThreads event loop threads; 0 means Netty's default
  */
 public record ServiceProxyConfig(
     Path endpointsFile,
