@@ -47,12 +47,23 @@ public interface Balancer<T> {
   List<Endpoint<T>> endpoints();
 
   /**
-   * The cost this balancer assigns {@code endpoint} right now, in nanoseconds (lower is preferred),
-   * for metrics and dashboards; {@code NaN} for balancers that do not weigh endpoints by load. Reads
-   * only: it never changes what later picks see. Thread-safe.
+   * The latency estimate this balancer holds for {@code endpoint} as of now, in nanoseconds, for
+   * metrics: peak-EWMA's estimate decayed to now (the default RTT before its first observation).
+   * Reading it changes no state.
+   *
+   * @return the estimate, or {@code NaN} for balancers that do not estimate latency
+   */
+  default double latencyEstimateNanos(Endpoint<T> endpoint) {
+    return Double.NaN;
+  }
+
+  /**
+   * The cost a load-weighing balancer assigns {@code endpoint} now, in nanoseconds (lower is
+   * preferred): the latency estimate times in-flight requests + 1, as peak-EWMA P2C compares them;
+   * {@code NaN} for balancers that do not estimate latency. Reads only. Thread-safe.
    */
   default double costNanos(Endpoint<T> endpoint) {
-    return Double.NaN;
+    return latencyEstimateNanos(endpoint) * (endpoint.inFlight() + 1);
   }
 
   /** Round robin over healthy endpoints; resumes after the last pick. Lock-free. */

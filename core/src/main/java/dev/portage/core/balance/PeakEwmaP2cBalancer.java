@@ -80,11 +80,12 @@ final class PeakEwmaP2cBalancer<T> extends SnapshotBalancer<T> implements Latenc
 
   /** As a pick would weigh it; an endpoint never looked at costs the default RTT (not seeded here). */
   @Override
-  public double costNanos(Endpoint<T> endpoint) {
-    long now = ticker.nanoTime();
+  public double latencyEstimateNanos(Endpoint<T> endpoint) {
     RttEstimate current = endpoint.rtt().get();
-    double estimate = current == null ? defaultRttNanos : current.decayedAt(now, decayNanos);
-    return estimate * (endpoint.inFlight() + 1);
+    if (current == null) {
+      return defaultRttNanos;
+    }
+    return current.decayedAt(ticker.nanoTime(), decayNanos);
   }
 
   @Override

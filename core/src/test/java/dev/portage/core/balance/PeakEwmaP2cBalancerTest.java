@@ -3,6 +3,7 @@ package dev.portage.core.balance;
 import static dev.portage.core.balance.AbstractBalancerContractTest.ep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import dev.portage.core.time.FakeClock;
 import java.time.Duration;
@@ -196,6 +197,19 @@ class PeakEwmaP2cBalancerTest {
   }
 
   /** Sets an endpoint's latency estimate to exactly {@code rttNanos} as of now. */
+  @Test
+  void latencyEstimateIsTheDefaultRttUntilObservedThenTheDecayedPeak() {
+    balancer.update(List.of(ep("a"), ep("b")));
+    Endpoint<String> a = balancer.endpoints().get(0);
+    assertThat(balancer.latencyEstimateNanos(a)).isEqualTo(30.0 * MS);
+    assertThat(a.rtt().get()).as("reading the estimate seeds nothing").isNull();
+
+    feed("a", 100 * MS);
+    assertThat(balancer.latencyEstimateNanos(a)).isEqualTo(100.0 * MS);
+    clock.advance(Duration.ofSeconds(10)); // one decay time constant
+    assertThat(balancer.latencyEstimateNanos(a)).isCloseTo(100.0 * MS / Math.E, within(1.0));
+  }
+
   private void feed(String id, long rttNanos) {
     Endpoint<String> e =
         balancer.endpoints().stream().filter(x -> x.id().equals(id)).findFirst().orElseThrow();

@@ -71,4 +71,11 @@ class RoundRobinBalancerTest {
     assertThat(ids.stream().filter("b"::equals).count()).isEqualTo(1000);
     assertThat(ids.stream().filter("c"::equals).count()).isEqualTo(1000);
   }
+
+  @Test
+  void hasNoLatencyEstimate() {
+    Balancer<String> balancer = Balancer.roundRobin();
+    balancer.update(List.of(ep("a")));
+    assertThat(balancer.latencyEstimateNanos(balancer.endpoints().get(0))).isNaN();
+  }
 }

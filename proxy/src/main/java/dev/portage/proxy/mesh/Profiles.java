@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,6 +55,16 @@ final class Profiles implements AutoCloseable {
     Entry e = entries.get(authority);
     ProfileSnapshot s = e == null ? null : e.current;
     return s == null ? ProfileSnapshot.DEFAULT : s;
+  }
+
+  /** Calls {@code action} with each watched authority whose profile has arrived (for metrics). */
+  void forEachCurrent(BiConsumer<String, ProfileSnapshot> action) {
+    for (Entry e : entries.values()) {
+      ProfileSnapshot s = e.current;
+      if (s != null) {
+        action.accept(e.authority, s);
+      }
+    }
   }
 
   int size() {

@@ -69,14 +69,14 @@ final class RetryBudget {
     return true;
   }
 
-  /** Retries the budget would allow now (reserve + live deposits − live withdrawals), for dashboards. */
-  synchronized double availableRetries() {
+  /** How many retries the budget would allow now (reserve + live deposits − live withdrawals). */
+  synchronized long availableRetries() {
     advance();
     long balance = reserve;
     for (long s : slots) {
       balance += s;
     }
-    return Math.max(0, balance) / (double) withdraw;
+    return Math.max(0, balance / withdraw);
   }
 
   private void advance() {

@@ -111,7 +111,7 @@ public final class Sidecar implements AutoCloseable {
       pool = HttpClientPool.builder(group, time).build();
       discovery = new Discovery(destinations, this::newBalancer, time.ticker(), DISCOVERY_IDLE_TIMEOUT);
       profiles = new Profiles(destinations, time.ticker(), DISCOVERY_IDLE_TIMEOUT);
-      metrics = new SidecarMetrics(registry, discovery);
+      metrics = new SidecarMetrics(registry, discovery, profiles);
       Service stack = stack();
       long sweep = DISCOVERY_IDLE_TIMEOUT.toNanos() / 2;
       evictor = time.scheduler().scheduleWithFixedDelay(() -> {

@@ -20,7 +20,9 @@ import java.net.InetSocketAddress;
  *   <tr><td>portage_sidecar_endpoint_requests_total</td><td>authority, endpoint, status_class</td><td>attempts per endpoint (status_class "error" when none came back)</td></tr>
  *   <tr><td>portage_sidecar_endpoint_response_latency_seconds</td><td>authority, endpoint</td><td>dispatch to response head (the RTT peak-EWMA sees)</td></tr>
  *   <tr><td>portage_sidecar_endpoint_in_flight</td><td>authority, endpoint</td><td>picks not completed</td></tr>
+ *   <tr><td>portage_sidecar_endpoint_ewma_seconds</td><td>authority, endpoint</td><td>the balancer's peak-EWMA latency estimate, decayed to the scrape (p2c-ewma only); cost = this × (in flight + 1)</td></tr>
  *   <tr><td>portage_sidecar_fail_fast_total</td><td>authority</td><td>requests refused with 503 while in fail-fast</td></tr>
+ *   <tr><td>portage_sidecar_retry_budget_available</td><td>authority</td><td>retries the profile's retry budget allows now (profiles with a valid budget)</td></tr>
  * </table>
  *
  * Thread-safe.
@@ -36,8 +38,10 @@ final class SidecarMetrics {
   private final Histogram endpointLatency;
   private final Counter failFast;
   private final GaugeWithCallback inFlight;
+  private final GaugeWithCallback ewma;
+  private final GaugeWithCallback budgetAvailable;
 
-  SidecarMetrics(PrometheusRegistry registry, Discovery discovery) {
+  SidecarMetrics(PrometheusRegistry registry, Discovery discovery, Profiles profiles) {
     this.registry = registry;
     routeRequests = Counter.builder().name("portage_sidecar_route_requests_total")
         .help("Responses sent to clients per route").labelNames("authority", "route", "status_class").register(registry);
@@ -64,6 +68,28 @@ final class SidecarMetrics {
             }
           }
         })
+        .register(registry);
+    ewma = GaugeWithCallback.builder().name("portage_sidecar_endpoint_ewma_seconds")
+        .help("Peak-EWMA latency estimate per endpoint, decayed to now")
+        .labelNames("authority", "endpoint")
+        .callback(cb -> {
+          for (Destination d : discovery.all()) {
+            for (Endpoint<InetSocketAddress> e : d.balancer.endpoints()) {
+              double nanos = d.balancer.latencyEstimateNanos(e);
+              if (!Double.isNaN(nanos)) {
+                cb.call(nanos / 1e9, d.authority, e.id());
+              }
+            }
+          }
+        })
+        .register(registry);
+    budgetAvailable = GaugeWithCallback.builder().name("portage_sidecar_retry_budget_available")
+        .help("Retries the service profile's retry budget allows now").labelNames("authority")
+        .callback(cb -> profiles.forEachCurrent((authority, profile) -> {
+          if (profile.budget() != null) {
+            cb.call(profile.budget().availableRetries(), authority);
+          }
+        }))
         .register(registry);
   }
 
@@ -104,5 +130,7 @@ final class SidecarMetrics {
     registry.unregister(endpointLatency);
     registry.unregister(failFast);
     registry.unregister(inFlight);
+    registry.unregister(ewma);
+    registry.unregister(budgetAvailable);
   }
 }

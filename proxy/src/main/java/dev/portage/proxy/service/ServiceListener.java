@@ -80,6 +80,8 @@ final class ServiceListener {
             // Nothing is read before the relay is installed, and an early EOF is relayed, not fatal.
             .childOption(ChannelOption.AUTO_READ, false)
             .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
+            // Netty's default too; explicit because a relay must never wait for Nagle + delayed ACK.
+            .childOption(ChannelOption.TCP_NODELAY, true)
             .childHandler(
                 new ChannelInitializer<>() {
                   @Override

@@ -46,6 +46,20 @@ class RetryBudgetTest {
   }
 
   @Test
+  void availableRetriesFollowsDepositsWithdrawalsAndExpiry() {
+    RetryBudget b = new RetryBudget(clock, 0.5, 1, Duration.ofSeconds(2));
+    assertThat(b.availableRetries()).isEqualTo(2); // reserve: 1/s over a 2 s ttl
+    for (int i = 0; i < 4; i++) {
+      b.deposit();
+    }
+    assertThat(b.availableRetries()).isEqualTo(4);
+    assertThat(b.tryWithdraw()).isTrue();
+    assertThat(b.availableRetries()).isEqualTo(3);
+    clock.advance(Duration.ofSeconds(2));
+    assertThat(b.availableRetries()).isEqualTo(2);
+  }
+
+  @Test
   void invalidSettingsAreRefused() {
     assertThat(RetryBudget.valid(0.2, Duration.ofMillis(500))).isFalse();
     assertThat(RetryBudget.valid(0.2, Duration.ofSeconds(61))).isFalse();
