@@ -91,6 +91,16 @@ public final class AgentCommand implements Callable<Integer> {
   @Option(names = "--xfr-channel-size", defaultValue = "150", description = "Per-connection queue toward the backend, in packets.")
   int xfrChannelSize;
 
+  @Option(names = "--flow-control", arity = "0..1", fallbackValue = "true", defaultValue = "true",
+      description = "Portage only: negotiate per-connection credit windows with Portage peers; false keeps the"
+          + " upstream overflow rule (default: ${DEFAULT-VALUE}).")
+  boolean flowControl;
+
+  @Option(names = "--flow-control-window", defaultValue = "1048576", paramLabel = "BYTES",
+      description = "Portage only: per-connection credit window offered to the server, in bytes, up to 1073741824;"
+          + " 0 turns flow control off (default: ${DEFAULT-VALUE}).")
+  long flowControlWindow;
+
   @Option(names = "--count-server-leases", arity = "0..1", fallbackValue = "true", defaultValue = "false", description = "Take the server count from live Leases.")
   boolean countServerLeases;
 
@@ -166,6 +176,7 @@ public final class AgentCommand implements Callable<Integer> {
           .serviceAccountTokenPath(serviceAccountTokenPath)
           .syncForever(syncForever)
           .xfrChannelSize(xfrChannelSize)
+          .flowControlWindow(flowControl ? flowControlWindow : 0)
           .countServerLeases(countServerLeases)
           .leaseNamespace(leaseNamespace)
           .leaseLabelSelector(leaseLabelSelector)

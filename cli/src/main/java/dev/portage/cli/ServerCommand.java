@@ -124,6 +124,16 @@ public final class ServerCommand implements Callable<Integer> {
       description = "Packets each connection may always queue toward its client (default: ${DEFAULT-VALUE}).")
   int xfrChannelSize;
 
+  @Option(names = "--flow-control", arity = "0..1", fallbackValue = "true", defaultValue = "true",
+      description = "Portage only: negotiate per-connection credit windows with Portage peers; false keeps the"
+          + " upstream overflow rule (default: ${DEFAULT-VALUE}).")
+  boolean flowControl;
+
+  @Option(names = "--flow-control-window", defaultValue = "1048576", paramLabel = "BYTES",
+      description = "Portage only: per-connection credit window offered to agents, in bytes, up to 1073741824;"
+          + " 0 turns flow control off (default: ${DEFAULT-VALUE}).")
+  long flowControlWindow;
+
   @Option(names = "--enable-lease-controller", arity = "0..1", fallbackValue = "true", defaultValue = "false",
       description = "Maintain a server Lease for agents that count leases.")
   boolean enableLeaseController;
@@ -193,6 +203,7 @@ public final class ServerCommand implements Callable<Integer> {
           .agentTokenAuth(tokenAuth())
           .proxyStrategies(ProxyStrategy.parseList(proxyStrategies))
           .xfrChannelSize(xfrChannelSize)
+          .flowControlWindow(flowControl ? flowControlWindow : 0)
           .enableLeaseController(enableLeaseController)
           .leaseNamespace(leaseNamespace)
           .leaseLabels(TunnelServerConfig.parseLabels(leaseLabel))

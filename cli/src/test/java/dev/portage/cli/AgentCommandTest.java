@@ -1,6 +1,7 @@
 package dev.portage.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.portage.tunnel.agent.TunnelAgentConfig;
 import java.io.PrintWriter;
@@ -99,5 +100,18 @@ class AgentCommandTest {
     Run badSize = run("agent", "--xfr-channel-size=0");
     assertThat(badSize.exitCode()).isNotZero();
     assertThat(badSize.err()).contains("xfrChannelSize: 0 (expected: > 0)");
+  }
+
+  @Test
+  void flowControlIsOnWithAOneMebibyteWindowAndCanBeTurnedOff() {
+    assertThat(parse().flowControl()).isTrue();
+    assertThat(parse().flowControlWindow()).isEqualTo(1L << 20);
+    assertThat(parse("--flow-control-window", "65536").flowControlWindow()).isEqualTo(65_536);
+    assertThat(parse("--flow-control=false").flowControl()).isFalse();
+    assertThat(parse("--flow-control-window", "0").flowControl()).isFalse();
+    assertThatThrownBy(() -> parse("--flow-control-window", "-1"))
+        .hasMessageContaining("flowControlWindow: -1");
+    assertThatThrownBy(() -> parse("--flow-control-window", Long.toString((1L << 30) + 1)))
+        .hasMessageContaining("flowControlWindow: 1073741825");
   }
 }

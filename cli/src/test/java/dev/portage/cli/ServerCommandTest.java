@@ -110,4 +110,17 @@ class ServerCommandTest {
     assertThat(err.toString()).contains("Unknown option: '--no-such-flag'");
     assertThat(List.of(cmd.getSubcommands().keySet().toArray())).contains("server");
   }
+
+  @Test
+  void flowControlIsOnWithAOneMebibyteWindowAndCanBeTurnedOff() {
+    assertThat(parse().flowControl()).isTrue();
+    assertThat(parse().flowControlWindow()).isEqualTo(1L << 20);
+    assertThat(parse("--flow-control-window", "65536").flowControlWindow()).isEqualTo(65_536);
+    assertThat(parse("--flow-control=false").flowControl()).isFalse();
+    assertThat(parse("--flow-control-window", "0").flowControl()).isFalse();
+    assertThatThrownBy(() -> parse("--flow-control-window", "-1"))
+        .hasMessageContaining("flowControlWindow: -1");
+    assertThatThrownBy(() -> parse("--flow-control-window", Long.toString((1L << 30) + 1)))
+        .hasMessageContaining("flowControlWindow: 1073741825");
+  }
 }

@@ -4,34 +4,36 @@ import static dev.portage.proxy.mesh.MeshFixture.authority;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.portage.core.time.TimeSource;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import dev.portage.core.time.FakeClock;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** P2C over peak-EWMA on real time: a slow endpoint is avoided once its latency is known. */
+/**
+ * P2C over peak-EWMA through the real sidecar: a slow endpoint is avoided once its latency is known.
+ * The slow backend moves the sidecar's fake clock by 150 ms while it holds each request, so the
+ * measured RTTs are exact whatever the machine's load (on real time a loaded machine's hiccups made
+ * fast endpoints look as slow as the slow one).
+ */
 class PeakEwmaIntegrationTest {
 
-  final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+  final FakeClock clock = new FakeClock();
   MeshFixture mesh;
 
   @AfterEach
   void stop() throws Exception {
     mesh.close();
-    scheduler.shutdownNow();
   }
 
   @Test
   void slowEndpointGetsFewRequests() throws Exception {
-    mesh = new MeshFixture(TimeSource.system(scheduler), SidecarConfig.BalancerKind.P2C_EWMA);
+    mesh = new MeshFixture(clock.timeSource(), SidecarConfig.BalancerKind.P2C_EWMA);
     Backend fast1 = mesh.backend("fast1");
     Backend fast2 = mesh.backend("fast2");
     Backend slow = mesh.backend("slow");
-    // Real latency of a slow server, not a way of making the test's time pass.
     slow.behaviour = ex -> {
-      Thread.sleep(150);
+      clock.advance(Duration.ofMillis(150));
       Backend.reply(ex, 200, "slow");
     };
     mesh.service("web");

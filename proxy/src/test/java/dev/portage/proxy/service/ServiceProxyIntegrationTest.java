@@ -281,7 +281,7 @@ class ServiceProxyIntegrationTest {
     fixture.apply(service("web", a.endpoint()));
     assertThat(fixture.proxy.services()).containsExactly("web");
     assertThat(fixture.proxy.localAddress("api")).isNull();
-    assertThatThrownBy(() -> TestClient.connect(api)).isInstanceOf(ConnectException.class);
+    assertNothingListensOn(api);
     assertThat(fixture.metric("portage_service_proxy_services")).isEqualTo(1);
   }
 
@@ -323,6 +323,19 @@ class ServiceProxyIntegrationTest {
   private static String greetingFrom(String ip, InetSocketAddress proxy) throws IOException {
     try (TestClient client = TestClient.connectFrom(ip, proxy)) {
       return client.readLine();
+    }
+  }
+
+  /**
+   * A connection to a closed listener's port is refused. The one benign exception: the kernel may give
+   * the client the freed port as its own, and TCP then connects the socket to itself (a self-connect).
+   */
+  private static void assertNothingListensOn(InetSocketAddress address) throws IOException {
+    try (TestClient c = TestClient.connect(address)) {
+      assertThat(c.localPort()).as("a connection to %s was accepted after its listener closed", address)
+          .isEqualTo(address.getPort());
+    } catch (ConnectException expected) {
+      // refused: nothing listens there any more
     }
   }
 }
