@@ -4,6 +4,8 @@
 # at the API server's paths, so both proxies relay the very same bytes. Then the upstream stops and
 # the hub answers the same requests from its disk cache.
 #   bench/hub-bench.sh            # DURATION=5 (seconds per measurement), CONNS=50, THREADS=2,
+#                                 # PORTAGE_WARMUP=30 (seconds of wrk on the hub, get and list, before
+#                                 # anything is measured: the JIT needs tens of seconds of traffic),
 #                                 # BASE_PORT=27300, PORTAGE=<launcher command>, KEEP_TMP=1,
 #                                 # JFR=1 (record the hub with Java Flight Recorder into $tmp)
 # Prints markdown tables with ratios against nginx.
@@ -146,10 +148,18 @@ for port in "$P_NG" "$P_HUB"; do
   done
 done
 
+# JIT warm-up of the hub's JVM (nginx needs none): half on the get, half on the list.
+warm=${PORTAGE_WARMUP:-30}
+if (( warm > 0 )); then
+  wrk -t"$THREADS" -c"$CONNS" -H "$UA" -d"$(( (warm + 1) / 2 ))s" "http://127.0.0.1:$P_HUB$GET_PATH" >/dev/null 2>&1 || true
+  wrk -t"$THREADS" -c"$CONNS" -H "$UA" -d"$(( warm / 2 ))s" "http://127.0.0.1:$P_HUB$LIST_PATH" >/dev/null 2>&1 || true
+fi
+
 # wrkrun PORT PATH -> "RPS P99MS" (a 1 s warm-up run first, not reported)
 wrkrun() {
-  local port=$1 path=$2 out
-  local args=(-t"$THREADS" -c"$CONNS" --latency -H "$UA")
+  local port=$1 path=$2 conns=${3:-$CONNS} out
+  local threads=$(( THREADS < conns ? THREADS : conns ))
+  local args=(-t"$threads" -c"$conns" --latency -H "$UA")
   wrk "${args[@]}" -d1s "http://127.0.0.1:$port$path" >/dev/null 2>&1 || true
   out=$(wrk "${args[@]}" -d"${DURATION}s" "http://127.0.0.1:$port$path")
   echo "$out" >>"$tmp/wrk.log"
@@ -164,7 +174,7 @@ ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); pri
 
 list_bytes=$(stat -c %s "$tmp/pods.json"); get_bytes=$(stat -c %s "$tmp/pod.json")
 echo "# hub-bench $(date -u +%FT%TZ) on $(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "duration ${DURATION}s per measurement, wrk -t$THREADS -c$CONNS, User-Agent kubelet;"
+echo "duration ${DURATION}s per measurement after ${warm}s of JIT warm-up on the hub, wrk -t$THREADS -c$CONNS, User-Agent kubelet;"
 echo "pod get $get_bytes bytes, 1,000-pod list $list_bytes bytes (recorded JSON served by nginx)"
 echo
 echo "## Online (proxying to the API server)"
@@ -197,6 +207,9 @@ for what in get list; do
   goal=""; [[ $what == list ]] && goal="p99 ≤ 10 ms: $(python3 -c "import sys; print('met' if float(sys.argv[1]) <= 10 else 'missed')" "${P[off-$what]}")"
   echo "| $what | ${R[off-$what]} | ${P[off-$what]} | $(ratio "${P[off-$what]}" "${P[nginx-$what]}") | $goal |"
 done
+# The same list from one connection: the latency of a single client (no queueing behind 49 others).
+read -r R[off-list1] P[off-list1] < <(wrkrun "$P_HUB" "$LIST_PATH" 1)
+echo "| list, 1 connection | ${R[off-list1]} | ${P[off-list1]} | | p99 ≤ 10 ms: $(python3 -c "import sys; print('met' if float(sys.argv[1]) <= 10 else 'missed')" "${P[off-list1]}") |"
 echo
 echo "Goal online: hub ≥ 0.8× nginx req/s — get $(ratio "${R[hub-get]}" "${R[nginx-get]}")×, list $(ratio "${R[hub-list]}" "${R[nginx-list]}")×"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
