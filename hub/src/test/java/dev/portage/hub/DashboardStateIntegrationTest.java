@@ -53,18 +53,11 @@ class DashboardStateIntegrationTest {
   }
 
   private DashboardJson state() throws Exception {
-    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(
-            "http://127.0.0.1:" + hub.serverAddress().getPort() + "/dashboard/state"))
-            .timeout(Duration.ofSeconds(10)).build(),
-        HttpResponse.BodyHandlers.ofString());
-    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-    return DashboardJson.parse(r.body());
+    return DashboardJson.fetch(hub.serverAddress());
   }
 
   private DashboardJson awaitState(Predicate<DashboardJson> condition) {
-    DashboardJson[] last = new DashboardJson[1];
-    await().atMost(Duration.ofSeconds(10)).until(() -> condition.test(last[0] = state()));
-    return last[0];
+    return DashboardJson.awaitState(hub.serverAddress(), condition);
   }
 
   @Test

@@ -1,9 +1,19 @@
 package dev.portage.core.admin;
 
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * Test fixture (shared through the core test-jar): parses a {@code /dashboard/state} answer and
@@ -16,6 +26,33 @@ public final class DashboardJson {
 
   private DashboardJson(Map<String, Object> state) {
     this.state = state;
+  }
+
+  /**
+   * GETs {@code /dashboard/state} from the admin listener at {@code admin} and parses it.
+   *
+   * @throws IllegalStateException if the answer is not a 200
+   */
+  public static DashboardJson fetch(InetSocketAddress admin) throws IOException, InterruptedException {
+    URI uri = URI.create("http://" + admin.getHostString() + ":" + admin.getPort() + "/dashboard/state");
+    try (HttpClient http = HttpClient.newHttpClient()) {
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).build(),
+          HttpResponse.BodyHandlers.ofString());
+      if (r.statusCode() != 200) {
+        throw new IllegalStateException(uri + ": HTTP " + r.statusCode() + ": " + r.body());
+      }
+      return parse(r.body());
+    }
+  }
+
+  /**
+   * Fetches the state until it satisfies {@code condition} (at most 10 s) and returns that state:
+   * components update what the dashboard reads on their own threads.
+   */
+  public static DashboardJson awaitState(InetSocketAddress admin, Predicate<DashboardJson> condition) {
+    DashboardJson[] last = new DashboardJson[1];
+    await().atMost(Duration.ofSeconds(10)).until(() -> condition.test(last[0] = fetch(admin)));
+    return last[0];
   }
 
   /** Parses one state document. @throws IllegalArgumentException on malformed JSON */

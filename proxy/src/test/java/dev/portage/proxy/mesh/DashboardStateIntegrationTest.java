@@ -6,11 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.portage.core.admin.DashboardJson;
 import dev.portage.core.time.FakeClock;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -43,17 +39,11 @@ class DashboardStateIntegrationTest {
   }
 
   private DashboardJson state() throws Exception {
-    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(
-            "http://127.0.0.1:" + mesh.sidecar.adminAddress().getPort() + "/dashboard/state")).build(),
-        HttpResponse.BodyHandlers.ofString());
-    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-    return DashboardJson.parse(r.body());
+    return DashboardJson.fetch(mesh.sidecar.adminAddress());
   }
 
   private DashboardJson awaitState(Predicate<DashboardJson> condition) {
-    DashboardJson[] last = new DashboardJson[1];
-    await().atMost(Duration.ofSeconds(10)).until(() -> condition.test(last[0] = state()));
-    return last[0];
+    return DashboardJson.awaitState(mesh.sidecar.adminAddress(), condition);
   }
 
   @Test

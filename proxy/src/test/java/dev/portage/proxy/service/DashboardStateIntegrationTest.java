@@ -5,10 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.portage.core.admin.DashboardJson;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -33,12 +30,7 @@ class DashboardStateIntegrationTest {
   }
 
   private DashboardJson state() throws Exception {
-    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(
-            "http://" + HostPort.format(fx.proxy.adminAddress()) + "/dashboard/state"))
-            .timeout(Duration.ofSeconds(10)).build(),
-        HttpResponse.BodyHandlers.ofString());
-    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-    return DashboardJson.parse(r.body());
+    return DashboardJson.fetch(fx.proxy.adminAddress());
   }
 
   private static List<Map<String, Object>> endpoints(DashboardJson s, String service) {

@@ -36,11 +36,6 @@ final class TestClient implements AutoCloseable {
     }
   }
 
-  /** The client socket's own port. */
-  int localPort() {
-    return socket.getLocalPort();
-  }
-
   /** Connects, reads the backend's greeting and closes: which backend served the connection. */
   static String greeting(InetSocketAddress proxy) throws IOException {
     try (TestClient c = connect(proxy)) {

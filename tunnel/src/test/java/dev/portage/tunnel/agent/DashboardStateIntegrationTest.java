@@ -11,10 +11,7 @@ import dev.portage.core.time.FakeClock;
 import dev.portage.tunnel.agent.TestProxyServer.AgentStream;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.net.Socket;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -39,12 +36,7 @@ class DashboardStateIntegrationTest {
   }
 
   private DashboardJson state() throws Exception {
-    HttpResponse<String> r = http.send(
-        HttpRequest.newBuilder(URI.create(
-            "http://127.0.0.1:" + agent.healthAddress().getPort() + "/dashboard/state")).build(),
-        HttpResponse.BodyHandlers.ofString());
-    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-    return DashboardJson.parse(r.body());
+    return DashboardJson.fetch(agent.healthAddress());
   }
 
   @Test

@@ -1,14 +1,10 @@
 package dev.portage.tunnel.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.portage.api.konnectivity.PacketType;
 import dev.portage.core.admin.DashboardJson;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -28,19 +24,11 @@ class DashboardStateIntegrationTest {
   }
 
   private DashboardJson state() throws Exception {
-    HttpRequest req = HttpRequest.newBuilder(
-            URI.create("http://127.0.0.1:" + fx.server.healthAddress().getPort() + "/dashboard/state"))
-        .timeout(Duration.ofSeconds(10)).build();
-    HttpResponse<String> r = http.send(req, HttpResponse.BodyHandlers.ofString());
-    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-    return DashboardJson.parse(r.body());
+    return DashboardJson.fetch(fx.server.healthAddress());
   }
 
-  /** Polls until the state satisfies {@code condition}: agents' packets arrive on gRPC threads. */
   private DashboardJson awaitState(Predicate<DashboardJson> condition) {
-    DashboardJson[] last = new DashboardJson[1];
-    await().atMost(Duration.ofSeconds(10)).until(() -> condition.test(last[0] = state()));
-    return last[0];
+    return DashboardJson.awaitState(fx.server.healthAddress(), condition);
   }
 
   @Test
