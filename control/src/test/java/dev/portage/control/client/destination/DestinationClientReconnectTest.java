@@ -4,6 +4,10 @@ import static dev.portage.control.client.destination.QueueListener.addresses;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.portage.api.linkerd.destination.AddrSet;
 import dev.portage.api.linkerd.destination.DestinationGrpc;
 import dev.portage.api.linkerd.destination.DestinationProfile;
@@ -29,6 +33,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * Reconnect rules of {@link DestinationClient} against a real gRPC Destination service whose answers
@@ -240,5 +245,35 @@ class DestinationClientReconnectTest {
     assertThat(client.activeWatches()).isZero();
     clock.advance(Duration.ofSeconds(1));
     assertThat(scripted.calls.get()).isEqualTo(2);
+  }
+
+  @Test
+  void logsOneWarnPerOutageAndOneInfoWhenTheStreamIsBack() throws Exception {
+    Logger logger = (Logger) LoggerFactory.getLogger(ReconnectingStream.class);
+    ListAppender<ILoggingEvent> logs = new ListAppender<>();
+    logs.start();
+    logger.addAppender(logs);
+    try {
+      client.watchEndpoints(WEB, new QueueListener());
+      ServerCallStreamObserver<Update> first = take(scripted.gets);
+      first.onNext(add(1));
+      first.onError(Status.UNAVAILABLE.asRuntimeException());
+      awaitReconnectScheduled();
+      clock.advance(Duration.ofMillis(110));
+      take(scripted.gets).onError(Status.UNAVAILABLE.asRuntimeException()); // still down: no second WARN
+      awaitReconnectScheduled();
+      clock.advance(Duration.ofMillis(220));
+      take(scripted.gets).onNext(add(2));
+
+      await().atMost(Duration.ofSeconds(10)).until(() -> logs.list.stream().anyMatch(e -> e.getLevel() == Level.INFO));
+      assertThat(logs.list.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.INFO)))
+          .extracting(e -> e.getLevel() + " " + e.getFormattedMessage())
+          .containsExactly(
+              "WARN destination stream " + WEB + " lost (Status{code=UNAVAILABLE, description=null, cause=null});"
+                  + " keeping the last answer, reconnecting with backoff",
+              "INFO destination stream " + WEB + " re-established");
+    } finally {
+      logger.detachAppender(logs);
+    }
   }
 }
