@@ -2,7 +2,9 @@ package dev.portage.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -50,6 +52,34 @@ class LauncherIT {
     assertThat(out).contains("portage ");
     int major = Integer.parseInt(out.replaceAll("(?s).*java (\\d+).*", "$1"));
     assertThat(major).isGreaterThanOrEqualTo(21);
+  }
+
+  @Test
+  void serverStopsOnSigtermWithExitCodeZero() throws Exception {
+    ProcessBuilder pb = new ProcessBuilder("bash", LAUNCHER.toString(), "server", "--mode", "http-connect",
+        "--server-bind-address", "127.0.0.1", "--server-port", "0", "--agent-bind-address", "127.0.0.1",
+        "--agent-port", "0", "--health-bind-address", "127.0.0.1", "--health-port", "0", "--admin-port", "0");
+    pb.redirectErrorStream(true);
+    Process p = pb.start();
+    StringBuilder out = new StringBuilder();
+    try (BufferedReader lines = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = lines.readLine()) != null && !line.contains("started: agents on")) {
+        out.append(line).append('\n');
+      }
+      assertThat(line).as("the server's start line; output so far:%n%s", out).isNotNull();
+      // SIGTERM as an operator or the kubelet sends it (bin/portage execs the JVM, so it gets it).
+      // Not Process.destroy(): that also closes the streams this test still reads.
+      assertThat(new ProcessBuilder("kill", "-TERM", Long.toString(p.pid())).start().waitFor()).isZero();
+      assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+      while ((line = lines.readLine()) != null) {
+        out.append(line).append('\n');
+      }
+    } finally {
+      p.destroyForcibly();
+    }
+    assertThat(p.exitValue()).as(out.toString()).isZero();
+    assertThat(out).contains("Received SIGTERM: stopping");
   }
 
   private static int systemJavaMajor() throws IOException, InterruptedException {
