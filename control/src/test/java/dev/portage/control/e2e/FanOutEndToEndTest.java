@@ -104,6 +104,10 @@ class FanOutEndToEndTest {
       s.subscribe(TAG);
       readers.add(s);
     }
+    // Every reader holds the current state before the changes start (see the note on subscriptions
+    // that race a flush in docs/control-plane.md).
+    await().atMost(Duration.ofSeconds(10))
+        .until(() -> readers.stream().allMatch(s -> s.last != null && RuleStream.priorities(s.last).get(0) == 0));
     for (int p = 1; p <= 20; p++) {
       store.put(tagRoute(p, addresses), 0);
       int priority = p;
