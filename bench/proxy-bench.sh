@@ -25,29 +25,8 @@ tmp=$(mktemp -d /tmp/portage-proxy-bench.XXXXXX)
 chmod 755 "$tmp" # nginx workers (another user) serve the static file from here
 pids=()
 
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  sleep 0.5
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  [[ -n ${KEEP_TMP:-} ]] || rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-
-bg() { # bg NAME CMD...: starts CMD in the background, logs to $tmp/NAME.log
-  local name=$1; shift
-  "$@" >"$tmp/$name.log" 2>&1 &
-  pids+=($!)
-}
-
-wait_port() { # wait_port PORT: up to 60 s for a listener on 127.0.0.1:PORT
-  local i
-  for i in $(seq 1 600); do
-    (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "port $1 never opened; logs in $tmp" >&2; KEEP_TMP=1; exit 1
-}
+# shellcheck source=processes.sh
+source "$root/bench/processes.sh"
 
 # Ports.
 P_NGINX=$BASE            # nginx static backend (L4 and L7 origin)

@@ -1,0 +1,27 @@
+# Sourced by the side-by-side load harnesses (proxy-bench.sh, hub-bench.sh): background processes
+# that are all killed on exit, and a wait for their ports. The caller sets `tmp` (its private temp
+# dir, removed on exit unless KEEP_TMP is set) and `pids=()` before sourcing this.
+
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  sleep 0.5
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  [[ -n ${KEEP_TMP:-} ]] || rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+bg() { # bg NAME CMD...: starts CMD in the background, logs to $tmp/NAME.log
+  local name=$1; shift
+  "$@" >"$tmp/$name.log" 2>&1 &
+  pids+=($!)
+}
+
+wait_port() { # wait_port PORT: up to 60 s for a listener on 127.0.0.1:PORT
+  local i
+  for i in $(seq 1 600); do
+    (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "port $1 never opened; logs in $tmp" >&2; KEEP_TMP=1; exit 1
+}
