@@ -53,6 +53,10 @@ func runAgent(args []string) int {
 	headerTimeout := fs.Duration("header-timeout", 5*time.Second, "how long to wait for the response headers")
 	fs.Parse(args)
 
+	// Installed before connecting: a SIGTERM right after the "connected" event must drain, not kill.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM)
+
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
@@ -111,8 +115,6 @@ func runAgent(args []string) int {
 		pending:     map[int64]context.CancelFunc{},
 	}
 	// First SIGTERM: DRAIN (no new dials); the second one stops the agent.
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGTERM)
 	go func() {
 		<-sigs
 		a.out.Send(drainPkt())

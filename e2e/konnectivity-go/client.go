@@ -137,7 +137,7 @@ func runClient(args []string) int {
 		case PacketType_DATA:
 			d := pkt.GetData()
 			if d.ConnectID != id {
-					event("protocol-error data for connectID=%d", d.ConnectID)
+				event("protocol-error data for connectID=%d", d.ConnectID)
 				return 3
 			}
 			w.Write(d.Data)
