@@ -35,7 +35,7 @@ final class GoPeer implements AutoCloseable {
   static final String APT_PACKAGES = "golang-go golang-google-grpc-dev golang-google-protobuf-dev";
   private static final Logger log = LoggerFactory.getLogger(GoPeer.class);
   private static final Path GOPATH = Path.of("/usr/share/gocode");
-  private static final Pattern FIELD = Pattern.compile("(\\S+)=(\"(?:[^\"\\\\]|\\\\.)*\"|\\S*)");
+  private static final Pattern FIELD = Pattern.compile("(?:^|\\s)([\\w.-]+)=(\"(?:[^\"\\\\]|\\\\.)*\"|\\S*)");
   private static Path binary;
 
   private final Process process;
