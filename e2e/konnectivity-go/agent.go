@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"net"
@@ -114,9 +115,23 @@ func runAgent(args []string) int {
 		conns:       map[int64]*endpoint{},
 		pending:     map[int64]context.CancelFunc{},
 	}
-	// First SIGTERM: DRAIN (no new dials); the second one stops the agent.
+	// First SIGTERM: DRAIN (no new dials); the second one stops the agent. A "drain" line on stdin
+	// counts as the first: a test harness may start us with SIGTERM blocked (Go honours an
+	// inherited signal mask).
+	stdinDrain := make(chan struct{}, 1)
 	go func() {
-		<-sigs
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			if sc.Text() == "drain" {
+				stdinDrain <- struct{}{}
+			}
+		}
+	}()
+	go func() {
+		select {
+		case <-sigs:
+		case <-stdinDrain:
+		}
 		a.out.Send(drainPkt())
 		event("drain-sent")
 		<-sigs

@@ -24,6 +24,7 @@ func runClient(args []string) int {
 	address := fs.String("address", "", "host:port the agent dials")
 	expect := fs.Int64("expect-bytes", -1, "send CLOSE_REQ after this many bytes came back (-1: at stdin EOF)")
 	outFile := fs.String("out", "", "also write the received bytes to this file")
+	cancelAfterDial := fs.Bool("cancel-after-dial", false, "cancel the stream (RST_STREAM CANCEL) once dialed, then wait to be killed")
 	dialClose := fs.Bool("dial-cls", false, "send DIAL_CLS right after DIAL_REQ and end the stream")
 	fs.Parse(args)
 
@@ -81,6 +82,12 @@ func runClient(args []string) int {
 	}
 	id := rsp.ConnectID
 	event("dialed connectID=%d", id)
+	if *cancelAfterDial {
+		cancel()
+		_, err := stream.Recv()
+		event("cancelled error=%q", errText(err))
+		time.Sleep(time.Hour) // the connection stays up: only the stream ended
+	}
 
 	var closeOnce sync.Once
 	sendClose := func() {

@@ -117,9 +117,28 @@ class GoAgentIT {
     }
   }
 
+  /**
+   * The issue's slow-reader rule with an upstream-like agent (no Portage flow control, so the fallback
+   * overflow rule applies): a client that never reads must not stall another connection on the same
+   * agent stream.
+   */
+  @Test
+  void aClientThatNeverReadsDoesNotStallAnotherConnectionOnTheGoAgent() throws Exception {
+    try (EchoBackend source = new EchoBackend(Payload.bytes(5, 16 * MIB), true);
+         EchoBackend echo = new EchoBackend();
+         ConnectSocket stuck = ConnectSocket.open(server.serverPort(), source.address());
+         ConnectSocket other = ConnectSocket.open(server.serverPort(), echo.address())) {
+      assertThat(stuck.statusLine()).isEqualTo("HTTP/1.1 200 Connection Established");
+      await().atMost(GoPeer.WAIT).until(() -> source.acceptedConnections() == 1);
+
+      byte[] data = Payload.bytes(6, 2 * MIB);
+      assertThat(Payload.sha256(other.echo(data))).isEqualTo(Payload.sha256(data));
+    }
+  }
+
   @Test
   void aDrainingGoAgentKeepsItsStreamAndStillServesAsTheOnlyAgent() throws Exception {
-    agent.terminate();
+    agent.tell("drain"); // what its first SIGTERM does (the Failsafe JVM may start it with SIGTERM blocked)
     agent.awaitEvent("drain-sent");
     try (EchoBackend echo = new EchoBackend(); ConnectSocket c = ConnectSocket.open(server.serverPort(), echo.address())) {
       assertThat(c.statusLine()).isEqualTo("HTTP/1.1 200 Connection Established");

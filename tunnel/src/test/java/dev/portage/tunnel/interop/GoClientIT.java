@@ -123,6 +123,20 @@ class GoClientIT {
   }
 
   @Test
+  void aCancelledStreamOnALiveConnectionClosesTheBackendConnection() throws Exception {
+    try (EchoBackend echo = new EchoBackend();
+         GoPeer c = GoPeer.start("client", "-proxy", "127.0.0.1:" + server.serverPort(), "-address", echo.address(),
+             "-cancel-after-dial")) {
+      c.awaitEvent("dialed ");
+      assertThat(c.awaitEvent("cancelled ")).contains("Canceled");
+
+      await().atMost(GoPeer.WAIT).until(() -> echo.acceptedConnections() == 1 && echo.openConnections() == 0
+          && agent.agent.openEndpointConnections() == 0);
+      assertThat(c.alive()).as("only the stream was cancelled, the process and its connection live on").isTrue();
+    }
+  }
+
+  @Test
   void aDialCloseWhilePendingLeavesTheServerServing() throws Exception {
     try (EchoBackend echo = new EchoBackend()) {
       try (GoPeer cancelled = GoPeer.start("client", "-proxy", "127.0.0.1:" + server.serverPort(),

@@ -181,9 +181,10 @@ final class GoPeer implements AutoCloseable {
     process.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS);
   }
 
-  /** SIGTERM (the Go agent drains on the first one). */
-  void terminate() {
-    process.destroy();
+  /** Writes one line to the process's stdin (started with an open pipe). */
+  void tell(String line) throws IOException {
+    process.getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
+    process.getOutputStream().flush();
   }
 
   boolean alive() {
