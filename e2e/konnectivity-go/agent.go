@@ -69,7 +69,10 @@ func runAgent(args []string) int {
 	}
 	defer cc.Close()
 
-	md := metadata.Pairs("agentid", *agentID)
+	md := metadata.MD{}
+	if *agentID != "" { // empty: no agentid header at all, which the server must refuse
+		md.Append("agentid", *agentID)
+	}
 	if *identifiers != "" {
 		md.Append("agentidentifiers", *identifiers)
 	}
@@ -103,7 +106,13 @@ func runAgent(args []string) int {
 	}
 	ids, counts := header.Get("serverid"), header.Get("servercount")
 	if len(ids) != 1 || len(counts) != 1 {
-		event("connect-failed error=%q", "want exactly one serverid and servercount header")
+		// A refused Connect is a trailers-only response: grpc-go's Header() then returns no error,
+		// and the status comes from the next Recv.
+		why := "want exactly one serverid and servercount header"
+		if _, err := stream.Recv(); err != nil {
+			why += ": " + errText(err)
+		}
+		event("connect-failed error=%q", why)
 		return 1
 	}
 	event("connected serverid=%s servercount=%s", ids[0], counts[0])

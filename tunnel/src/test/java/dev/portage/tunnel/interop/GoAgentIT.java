@@ -124,16 +124,40 @@ class GoAgentIT {
    */
   @Test
   void aClientThatNeverReadsDoesNotStallAnotherConnectionOnTheGoAgent() throws Exception {
-    try (EchoBackend source = new EchoBackend(Payload.bytes(5, 16 * MIB), true);
+    try (EchoBackend source = new EchoBackend(Payload.bytes(5, 8 * MIB), true);
          EchoBackend echo = new EchoBackend();
          ConnectSocket stuck = ConnectSocket.open(server.serverPort(), source.address());
          ConnectSocket other = ConnectSocket.open(server.serverPort(), echo.address())) {
       assertThat(stuck.statusLine()).isEqualTo("HTTP/1.1 200 Connection Established");
       await().atMost(GoPeer.WAIT).until(() -> source.acceptedConnections() == 1);
 
-      byte[] data = Payload.bytes(6, 2 * MIB);
+      byte[] data = Payload.bytes(6, 512 * 1024);
       assertThat(Payload.sha256(other.echo(data))).isEqualTo(Payload.sha256(data));
     }
+  }
+
+  @Test
+  void stoppingThePortageServerEndsTheGoAgentsStreamAndItClosesItsBackends() throws Exception {
+    try (EchoBackend echo = new EchoBackend(); ConnectSocket c = ConnectSocket.open(server.serverPort(), echo.address())) {
+      assertThat(c.echo("ping".getBytes(StandardCharsets.UTF_8))).asString(StandardCharsets.UTF_8).isEqualTo("ping");
+
+      server.close();
+      // grpc-java's shutdown resets the stream (RST_STREAM CANCEL, "code = Canceled"); a grpc-go
+      // server's Stop gives "Unavailable: transport is closing". Upstream's agent reconnects on either.
+      assertThat(GoPeer.field(agent.awaitEvent("stream-ended "), "error")).startsWith("rpc error: code = ");
+      assertThat(agent.awaitExit()).isEqualTo(1);
+      await().atMost(GoPeer.WAIT).until(() -> echo.openConnections() == 0);
+    }
+  }
+
+  @Test
+  void aGoAgentWithoutAnAgentIdIsRefused() throws Exception {
+    try (GoPeer anonymous = GoPeer.start("agent", "-server", "127.0.0.1:" + server.agentPort(), "-agent-id", "")) {
+      assertThat(GoPeer.field(anonymous.awaitEvent("connect-failed "), "error"))
+          .contains("code = InvalidArgument").contains("agentid");
+      assertThat(anonymous.awaitExit()).isEqualTo(1);
+    }
+    assertThat(agent.alive()).as("the other agent keeps its stream").isTrue();
   }
 
   @Test
