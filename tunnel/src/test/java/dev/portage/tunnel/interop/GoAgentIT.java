@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.portage.tunnel.server.FrontendMode;
+import dev.portage.tunnel.server.ProxyStrategy;
 import dev.portage.tunnel.server.TunnelServer;
 import dev.portage.tunnel.server.TunnelServerConfig;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -11,6 +12,7 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -147,6 +149,30 @@ class GoAgentIT {
       assertThat(GoPeer.field(agent.awaitEvent("stream-ended "), "error")).startsWith("rpc error: code = ");
       assertThat(agent.awaitExit()).isEqualTo(1);
       await().atMost(GoPeer.WAIT).until(() -> echo.openConnections() == 0);
+    }
+  }
+
+  @Test
+  void theGoAgentsIdentifiersDriveTheDestHostStrategy() throws Exception {
+    try (TunnelServer byHost = TunnelServer.builder(TunnelServerConfig.builder().ephemeralPorts().healthPort(-1)
+            .mode(FrontendMode.HTTP_CONNECT).serverId("portage-dest-host")
+            .proxyStrategies(List.of(ProxyStrategy.DEST_HOST)).build())
+            .registry(new PrometheusRegistry()).build().start();
+         GoPeer hostAgent = GoPeer.start("agent", "-server", "127.0.0.1:" + byHost.agentPort(), "-agent-id", "go-agent-2",
+             "-agent-identifiers", "host=localhost&ipv4=127.0.0.1");
+         EchoBackend echo = new EchoBackend()) {
+      hostAgent.awaitEvent("connected ");
+      await().atMost(GoPeer.WAIT).until(byHost::ready);
+      int port = Integer.parseInt(echo.address().substring(echo.address().lastIndexOf(':') + 1));
+
+      for (String host : List.of("127.0.0.1", "localhost")) {
+        try (ConnectSocket c = ConnectSocket.open(byHost.serverPort(), host + ":" + port)) {
+          assertThat(c.statusLine()).as("dial to %s", host).isEqualTo("HTTP/1.1 200 Connection Established");
+        }
+      }
+      try (ConnectSocket c = ConnectSocket.open(byHost.serverPort(), "127.0.0.2:" + port)) {
+        assertThat(c.statusLine()).as("no agent announced 127.0.0.2").isEqualTo("HTTP/1.1 500 Internal Server Error");
+      }
     }
   }
 

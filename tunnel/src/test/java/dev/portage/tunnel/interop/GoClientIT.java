@@ -97,6 +97,8 @@ class GoClientIT {
       String failed = c.awaitEvent("dial-failed ");
       assertThat(GoPeer.field(failed, "connectID")).isEqualTo("0");
       assertThat(GoPeer.field(failed, "error")).containsIgnoringCase("refused");
+      assertThat(GoPeer.field(c.awaitEvent("stream-ended "), "error")).as("the server ends the stream, status OK")
+          .isEqualTo("EOF");
     }
   }
 
