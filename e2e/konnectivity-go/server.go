@@ -35,6 +35,7 @@ type proxyServer struct {
 
 type pendingDial struct {
 	agent  *agentStream
+	conn   net.Conn
 	result chan *DialResponse
 }
 
@@ -126,6 +127,14 @@ func (s *proxyServer) Connect(stream AgentService_ConnectServer) error {
 					a.out.Send(closeReq(r.ConnectID))
 				}
 				continue
+			}
+			if r.Error == "" {
+				// Established here, on the receive goroutine, before the next packet is read: DATA
+				// (even a remote close) may follow the DIAL_RSP at once.
+				s.mu.Lock()
+				a.conns[r.ConnectID] = p.conn
+				s.mu.Unlock()
+				io.WriteString(p.conn, "HTTP/1.1 200 Connection Established\r\n\r\n")
 			}
 			p.result <- r
 		case PacketType_DATA:
@@ -233,7 +242,7 @@ func (s *proxyServer) serveConnect(c net.Conn) {
 		c.Close()
 		return
 	}
-	p := &pendingDial{agent: a, result: make(chan *DialResponse, 1)}
+	p := &pendingDial{agent: a, conn: c, result: make(chan *DialResponse, 1)}
 	s.mu.Lock()
 	random := s.rnd.Int63()
 	s.pending[random] = p
@@ -258,11 +267,7 @@ func (s *proxyServer) serveConnect(c net.Conn) {
 		return
 	}
 	id := r.ConnectID
-	s.mu.Lock()
-	a.conns[id] = c
-	s.mu.Unlock()
 	event("connect-established host=%s connectID=%d", req.Host, id)
-	io.WriteString(c, "HTTP/1.1 200 Connection Established\r\n\r\n")
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := br.Read(buf)
