@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 )
 
@@ -52,7 +53,25 @@ func runAgent(args []string) int {
 	dialTimeout := fs.Duration("dial-timeout", 5*time.Second, "backend dial timeout")
 	queue := fs.Int("xfr-channel-size", 150, "DATA packets queued per backend socket")
 	headerTimeout := fs.Duration("header-timeout", 5*time.Second, "how long to wait for the response headers")
+	caCert := fs.String("ca-cert", "", "CA of the server certificate; turns TLS on")
+	agentCert := fs.String("agent-cert", "", "client certificate (mTLS)")
+	agentKey := fs.String("agent-key", "", "client key (mTLS)")
+	serverName := fs.String("server-name", "", "name the server certificate must carry (default: the -server host)")
 	fs.Parse(args)
+
+	transport := grpc.WithInsecure()
+	if *caCert != "" {
+		name := *serverName
+		if name == "" {
+			name, _, _ = net.SplitHostPort(*server)
+		}
+		cfg, err := clientTLS(*caCert, *agentCert, *agentKey, name)
+		if err != nil {
+			logf("agent: %v", err)
+			return 1
+		}
+		transport = grpc.WithTransportCredentials(credentials.NewTLS(cfg))
+	}
 
 	// Installed before connecting: a SIGTERM right after the "connected" event must drain, not kill.
 	sigs := make(chan os.Signal, 2)
@@ -61,7 +80,7 @@ func runAgent(args []string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
-	cc, err := grpc.DialContext(dctx, *server, grpc.WithInsecure(), grpc.WithBlock())
+	cc, err := grpc.DialContext(dctx, *server, transport, grpc.WithBlock())
 	dcancel()
 	if err != nil {
 		logf("agent: dial %s: %v", *server, err)

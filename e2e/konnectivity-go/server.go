@@ -16,7 +16,9 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 )
 
@@ -53,6 +55,9 @@ func runServer(args []string) int {
 	proxyPort := fs.Int("proxy-port", 0, "HTTP-CONNECT port (0: any)")
 	serverID := fs.String("server-id", "go-server", "sent as the serverid header")
 	serverCount := fs.Int("server-count", 1, "sent as the servercount header")
+	clusterCert := fs.String("cluster-cert", "", "agent listener certificate; turns TLS on")
+	clusterKey := fs.String("cluster-key", "", "agent listener key")
+	clusterCA := fs.String("cluster-ca-cert", "", "CA for agent client certificates (mTLS)")
 	fs.Parse(args)
 
 	s := &proxyServer{id: *serverID, count: *serverCount, pending: map[int64]*pendingDial{},
@@ -67,7 +72,16 @@ func runServer(args []string) int {
 		logf("server: %v", err)
 		return 1
 	}
-	g := grpc.NewServer()
+	var opts []grpc.ServerOption
+	if *clusterCert != "" {
+		cfg, err := serverTLS(*clusterCert, *clusterKey, *clusterCA)
+		if err != nil {
+			logf("server: %v", err)
+			return 1
+		}
+		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
+	}
+	g := grpc.NewServer(opts...)
 	RegisterAgentServiceServer(g, s)
 	go func() {
 		for {
@@ -105,7 +119,13 @@ func (s *proxyServer) Connect(stream AgentService_ConnectServer) error {
 	s.mu.Lock()
 	s.agents = append(s.agents, a)
 	s.mu.Unlock()
-	event("agent-connected agentid=%s identifiers=%q metadata=%s", a.id, strings.Join(md.Get("agentidentifiers"), ","), strings.Join(keys, ","))
+	clientCert := "none"
+	if p, ok := peer.FromContext(stream.Context()); ok {
+		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.PeerCertificates) > 0 {
+			clientCert = ti.State.PeerCertificates[0].Subject.CommonName
+		}
+	}
+	event("agent-connected agentid=%s identifiers=%q metadata=%s client-cert=%s", a.id, strings.Join(md.Get("agentidentifiers"), ","), strings.Join(keys, ","), clientCert)
 	defer s.agentGone(a)
 
 	for {

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.portage.tunnel.server.FrontendMode;
 import dev.portage.tunnel.server.ProxyStrategy;
+import dev.portage.tunnel.server.TlsFiles;
 import dev.portage.tunnel.server.TunnelServer;
 import dev.portage.tunnel.server.TunnelServerConfig;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -176,6 +177,28 @@ class GoAgentIT {
       try (ConnectSocket c = ConnectSocket.open(byHost.serverPort(), "127.0.0.2:" + port)) {
         assertThat(c.statusLine()).as("no agent announced 127.0.0.2").isEqualTo("HTTP/1.1 500 Internal Server Error");
       }
+    }
+  }
+
+  @Test
+  void theGoAgentConnectsOverMutualTls(@TempDir Path tmp) throws Exception {
+    InteropPki pki = new InteropPki(tmp);
+    try (TunnelServer tls = TunnelServer.builder(TunnelServerConfig.builder().ephemeralPorts().healthPort(-1)
+            .mode(FrontendMode.HTTP_CONNECT).serverId("portage-tls")
+            .agentTls(new TlsFiles(pki.serverCert, pki.serverKey, pki.caCert)).build())
+            .registry(new PrometheusRegistry()).build().start();
+         GoPeer tlsAgent = GoPeer.start("agent", "-server", "127.0.0.1:" + tls.agentPort(), "-agent-id", "go-agent-tls",
+             "-ca-cert", pki.caCert.toString(), "-agent-cert", pki.agentCert.toString(),
+             "-agent-key", pki.agentKey.toString(), "-server-name", "localhost");
+         GoPeer noCert = GoPeer.start("agent", "-server", "127.0.0.1:" + tls.agentPort(), "-agent-id", "go-agent-anon",
+             "-ca-cert", pki.caCert.toString(), "-server-name", "localhost");
+         EchoBackend echo = new EchoBackend()) {
+      assertThat(GoPeer.field(tlsAgent.awaitEvent("connected "), "serverid")).isEqualTo("portage-tls");
+      await().atMost(GoPeer.WAIT).until(tls::ready);
+      try (ConnectSocket c = ConnectSocket.open(tls.serverPort(), echo.address())) {
+        assertThat(c.echo("over tls".getBytes(StandardCharsets.UTF_8))).asString(StandardCharsets.UTF_8).isEqualTo("over tls");
+      }
+      assertThat(noCert.awaitExit()).as("no client certificate: refused; events %s", noCert.events()).isNotZero();
     }
   }
 

@@ -3,6 +3,7 @@ package dev.portage.tunnel.interop;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.portage.tunnel.agent.TunnelAgentConfig;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -104,6 +105,31 @@ class PortageAgentIT {
       assertThat(c.readToEnd()).containsIgnoringCase("refused");
     }
     assertThat(agent.agent.openEndpointConnections()).isZero();
+  }
+
+  @Test
+  void thePortageAgentConnectsToTheGoServerOverMutualTls(@TempDir Path tmp) throws Exception {
+    InteropPki pki = new InteropPki(tmp);
+    try (GoPeer tlsServer = GoPeer.start("server", "-server-id", "go-server-tls", "-cluster-cert", pki.serverCert.toString(),
+        "-cluster-key", pki.serverKey.toString(), "-cluster-ca-cert", pki.caCert.toString())) {
+      String listening = tlsServer.awaitEvent("listening ");
+      int tlsProxyPort = Integer.parseInt(GoPeer.field(listening, "proxy-port"));
+      TunnelAgentConfig config = RealTimeAgent.builder(Integer.parseInt(GoPeer.field(listening, "agent-port")),
+              "portage-agent-tls", "")
+          .proxyServerHost("localhost")
+          .caCert(pki.caCert)
+          .agentCert(pki.agentCert)
+          .agentKey(pki.agentKey)
+          .build();
+      try (RealTimeAgent tlsAgent = new RealTimeAgent(config); EchoBackend echo = new EchoBackend()) {
+        assertThat(GoPeer.field(tlsServer.awaitEvent("agent-connected "), "client-cert")).isEqualTo(InteropPki.AGENT_CN);
+        await().atMost(GoPeer.WAIT).until(() -> tlsAgent.agent.connectedServers() == 1);
+        try (ConnectSocket c = ConnectSocket.open(tlsProxyPort, echo.address())) {
+          assertThat(c.echo("over tls".getBytes(StandardCharsets.UTF_8))).asString(StandardCharsets.UTF_8)
+              .isEqualTo("over tls");
+        }
+      }
+    }
   }
 
   @Test

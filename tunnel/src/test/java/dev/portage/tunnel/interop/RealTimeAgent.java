@@ -17,14 +17,10 @@ final class RealTimeAgent implements AutoCloseable {
   private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
 
   RealTimeAgent(int serverAgentPort, String agentId, String identifiers) throws IOException {
-    TunnelAgentConfig config = TunnelAgentConfig.builder()
-        .proxyServerHost("127.0.0.1")
-        .proxyServerPort(serverAgentPort)
-        .agentId(agentId)
-        .agentIdentifiers(identifiers)
-        .healthServerPort(-1)
-        .adminServerPort(-1)
-        .build();
+    this(builder(serverAgentPort, agentId, identifiers).build());
+  }
+
+  RealTimeAgent(TunnelAgentConfig config) throws IOException {
     agent = new TunnelAgent(config, TimeSource.system(scheduler), new PrometheusRegistry());
     try {
       agent.start();
@@ -32,6 +28,16 @@ final class RealTimeAgent implements AutoCloseable {
       close();
       throw e;
     }
+  }
+
+  static TunnelAgentConfig.Builder builder(int serverAgentPort, String agentId, String identifiers) {
+    return TunnelAgentConfig.builder()
+        .proxyServerHost("127.0.0.1")
+        .proxyServerPort(serverAgentPort)
+        .agentId(agentId)
+        .agentIdentifiers(identifiers)
+        .healthServerPort(-1)
+        .adminServerPort(-1);
   }
 
   @Override
