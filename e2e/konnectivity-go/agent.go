@@ -80,10 +80,11 @@ func runAgent(args []string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
-	cc, err := grpc.DialContext(dctx, *server, transport, grpc.WithBlock())
+	// No WithBlock: Connect is fail-fast, so a refused TLS handshake ends it with Unavailable at once.
+	cc, err := grpc.DialContext(dctx, *server, transport)
 	dcancel()
 	if err != nil {
-		logf("agent: dial %s: %v", *server, err)
+		event("connect-failed error=%q", err.Error())
 		return 1
 	}
 	defer cc.Close()
@@ -97,7 +98,7 @@ func runAgent(args []string) int {
 	}
 	stream, err := NewAgentServiceClient(cc).Connect(metadata.NewOutgoingContext(ctx, md))
 	if err != nil {
-		logf("agent: Connect: %v", err)
+		event("connect-failed error=%q", err.Error())
 		return 1
 	}
 	// The spec: the server sends serverid/servercount before any packet, and no packet is coming yet,
