@@ -81,6 +81,14 @@ public final class DiskCache {
     return new DiskCache(root, FileWrites.DIRECT);
   }
 
+  /**
+   * Like {@link #open(Path)}, with the step that writes a temp file replaced (tests simulate a full
+   * disk with it).
+   */
+  public static DiskCache open(Path root, FileWrites writes) throws IOException {
+    return new DiskCache(root, writes);
+  }
+
   /** What {@link #put} did. */
   public enum WriteResult {
     /** The object was written. */

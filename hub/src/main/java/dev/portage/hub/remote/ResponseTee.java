@@ -4,19 +4,25 @@ import dev.portage.hub.cache.JsonObjectSplitter;
 import dev.portage.hub.cache.ResponseCacher;
 import dev.portage.hub.proxy.RequestInfo;
 import io.netty.buffer.ByteBuf;
-import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.TreeMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Copies a 2xx response body into the cache while it streams to the client. A watch is split into
- * events as bytes arrive and each event is applied at once; a get or list body is collected and
- * stored when it ends (a body over the limit is not cached). Disk writes run on the single writer
- * executor, which keeps events in order. Fed on the upstream channel's event loop; not thread-safe.
+ * events as bytes arrive and each event is applied at once. A get or list body is not copied on the
+ * event loop: the tee keeps retained slices of the relayed buffers and a running CRC32C; when the
+ * answer ends, an answer identical to the one last stored (or queued) for the same request is
+ * dropped at once, and any other is handed to the single writer thread, which copies and parses it
+ * there (a body over the limit is not cached). The writer keeps events in order. Fed on the upstream
+ * channel's event loop; not thread-safe. Owns the slices it keeps: released on every path.
  */
 final class ResponseTee {
 
@@ -29,7 +35,9 @@ final class ResponseTee {
   private final LongAdder dropped;
   private final CacheBacklog backlog;
   private final JsonObjectSplitter splitter;
-  private ByteArrayOutputStream body;
+  private List<ByteBuf> parts; // retained slices of the body so far; null once handed on or dropped
+  private int size;
+  private final CRC32C crc;
   private boolean done;
 
   ResponseTee(RequestInfo info, ResponseCacher cacher, Executor writer, int maxBytes,
@@ -45,8 +53,9 @@ final class ResponseTee {
           maxBytes, event -> submit(() -> cacher.applyWatchEvent(info, event), () -> { }));
     } else {
       this.splitter = null;
-      this.body = new ByteArrayOutputStream();
+      this.parts = new ArrayList<>();
     }
+    this.crc = new CRC32C();
   }
 
   /** Copies the readable bytes of {@code content} without consuming them. */
@@ -58,16 +67,26 @@ final class ResponseTee {
       splitter.feed(content);
       return;
     }
-    if (body.size() + content.readableBytes() > maxBytes) {
-      log.warn("not caching {}: response over {} bytes", info, maxBytes);
-      dropped.increment();
-      done = true;
-      body = null;
+    int n = content.readableBytes();
+    if (n == 0) {
       return;
     }
-    byte[] chunk = new byte[content.readableBytes()];
-    content.getBytes(content.readerIndex(), chunk);
-    body.write(chunk, 0, chunk.length);
+    if ((long) size + n > maxBytes) {
+      log.warn("not caching {}: response over {} bytes", info, maxBytes);
+      dropped.increment();
+      abort();
+      return;
+    }
+    // A slice with its own indexes: the client's write advances the relayed buffer's reader index.
+    if (content.nioBufferCount() == 1) {
+      crc.update(content.nioBuffer(content.readerIndex(), n));
+    } else {
+      for (ByteBuffer b : content.nioBuffers(content.readerIndex(), n)) {
+        crc.update(b);
+      }
+    }
+    parts.add(content.retainedSlice());
+    size += n;
   }
 
   /**
@@ -82,33 +101,67 @@ final class ResponseTee {
     if (splitter != null) {
       return;
     }
-    byte[] bytes = body.toByteArray();
-    body = null;
+    List<ByteBuf> body = parts;
+    parts = null;
+    int length = size;
     String request = requestKey(info);
-    long fingerprint = CacheBacklog.fingerprint(bytes);
+    long fingerprint = CacheBacklog.fingerprint(crc.getValue(), length);
     if (backlog.isUnchanged(request, fingerprint)) {
+      releaseAll(body);
       return;
     }
-    if (!backlog.tryReserve(bytes.length)) {
+    if (!backlog.tryReserve(length)) {
+      releaseAll(body);
       dropped.increment();
       log.debug("not caching {}: {} bytes already wait for the cache writer", info,
           backlog.pendingBytes());
       return;
     }
+    // Queued: an identical answer arriving before the write is done is not queued again.
+    backlog.stored(request, fingerprint);
     boolean list = info.verb().equals("list");
     submit(() -> {
       try {
+        byte[] bytes = copyAndRelease(body, length);
         long failuresBefore = cacher.cache().writeFailures();
         int stored = list ? cacher.cacheList(info, bytes) : cacher.cacheObject(info, bytes) ? 1 : 0;
-        if (stored >= 0 && cacher.cache().writeFailures() == failuresBefore) {
-          backlog.stored(request, fingerprint);
-        } else {
-          backlog.forget(request);
+        if (stored < 0 || cacher.cache().writeFailures() != failuresBefore) {
+          backlog.forget(request, fingerprint);
         }
       } finally {
-        backlog.release(bytes.length);
+        releaseAll(body);
+        backlog.release(length);
       }
-    }, () -> backlog.release(bytes.length));
+    }, () -> {
+      releaseAll(body);
+      backlog.forget(request, fingerprint);
+      backlog.release(length);
+    });
+  }
+
+  /** One array with the bytes of {@code body} (on the writer thread); releases the slices. */
+  private static byte[] copyAndRelease(List<ByteBuf> body, int length) {
+    byte[] bytes = new byte[length];
+    int at = 0;
+    for (int i = 0; i < body.size(); i++) {
+      ByteBuf b = body.get(i);
+      int n = b.readableBytes();
+      b.getBytes(b.readerIndex(), bytes, at, n);
+      at += n;
+      b.release();
+      body.set(i, null);
+    }
+    return bytes;
+  }
+
+  private static void releaseAll(List<ByteBuf> body) {
+    for (int i = 0; i < body.size(); i++) {
+      ByteBuf b = body.get(i);
+      if (b != null) {
+        b.release();
+        body.set(i, null);
+      }
+    }
   }
 
   /** Names a request for {@link CacheBacklog}: component, verb, path and the sorted query. */
@@ -120,7 +173,10 @@ final class ResponseTee {
   /** The response broke off: a partial get or list is not stored (watch events already are). */
   void abort() {
     done = true;
-    body = null;
+    if (parts != null) {
+      releaseAll(parts);
+      parts = null;
+    }
   }
 
   private void submit(Runnable write, Runnable rejected) {

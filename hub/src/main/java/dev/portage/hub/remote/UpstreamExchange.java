@@ -9,6 +9,7 @@ import dev.portage.core.net.Relay;
 import dev.portage.core.time.Ticker;
 import dev.portage.hub.proxy.RequestInfo;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
@@ -36,8 +37,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One proxied exchange, as the handler on the leased upstream channel: writes the request, relays
- * the response to the client one message at a time (reading the upstream again only when the
- * client's write completed), tees it into the cache, and ends the lease. Runs on the upstream
+ * the response to the client, tees it into the cache, and ends the lease. The messages decoded from
+ * one upstream read are written to the client and flushed once, at the read's end (one {@code
+ * writev} instead of one {@code write} per 8 KiB chunk); the upstream is read again only when that
+ * flush completed, so a slow client holds at most one read's worth of memory. Runs on the upstream
  * channel's event loop; the client channel is written from there (Netty hands writes over).
  */
 final class UpstreamExchange extends ChannelInboundHandlerAdapter {
@@ -60,6 +63,7 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
   private boolean reusable = true;
   private boolean finished;
   private boolean caching;
+  private ChannelFuture unflushed; // the last client write not yet flushed, if any
 
   UpstreamExchange(RequestInfo info, HttpMethod method, HttpStream stream, Channel inbound,
       boolean keepAlive, boolean upgrade, Pick<ApiServer> pick, ResponseTee tee, Ticker ticker,
@@ -140,7 +144,7 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
     if (response instanceof HttpContent) {
       return; // the body part follows in onContent with this same message
     }
-    inbound.writeAndFlush(out).addListener(readMore(ctx));
+    unflushed = inbound.write(out);
   }
 
   private void onContent(ChannelHandlerContext ctx, HttpContent content) {
@@ -149,23 +153,34 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
     }
     boolean last = content instanceof LastHttpContent;
     if (!last) {
-      inbound.writeAndFlush(content.retain()).addListener(readMore(ctx));
-      content.release();
+      unflushed = inbound.write(content); // ownership passes to the client channel
       return;
     }
     if (caching) {
       tee.finish();
     }
     // The full answer is with the client: end the lease now, close the client if it asked.
-    inbound.writeAndFlush(content.retain()).addListener(f -> {
+    unflushed = null;
+    inbound.writeAndFlush(content).addListener(f -> {
       if (!keepAlive || !f.isSuccess()) {
         inbound.close();
       }
     });
-    content.release();
     pick.complete(Math.max(0, ticker.nanoTime() - startNanos));
     finished = true;
     stream.release(reusable);
+  }
+
+  /** One upstream read is relayed: flush it to the client, read more once the client took it. */
+  @Override
+  public void channelReadComplete(ChannelHandlerContext ctx) {
+    ChannelFuture written = unflushed;
+    if (written != null && !finished) {
+      unflushed = null;
+      inbound.flush();
+      written.addListener(readMore(ctx));
+    }
+    ctx.fireChannelReadComplete();
   }
 
   private ChannelFutureListener readMore(ChannelHandlerContext ctx) {
