@@ -21,6 +21,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -132,6 +133,15 @@ public final class DiskCache {
    */
   public WriteResult put(CacheKey key, byte[] json, String resourceVersion) {
     Objects.requireNonNull(json, "json");
+    return put(key, resourceVersion, () -> json);
+  }
+
+  /**
+   * Like {@link #put(CacheKey, byte[], String)}, but the object's bytes are only made when they are
+   * written (not when the cache already holds this or a fresher resourceVersion).
+   */
+  public WriteResult put(CacheKey key, String resourceVersion, Supplier<byte[]> json) {
+    Objects.requireNonNull(json, "json");
     String rv = checkResourceVersion(resourceVersion);
     Path file = path(key);
     ReentrantLock lock = lockFor(file);
@@ -148,7 +158,7 @@ public final class DiskCache {
           return WriteResult.UNCHANGED;
         }
       }
-      return write(file, CacheFile.encode(rv, json), key.toString());
+      return write(file, CacheFile.encode(rv, json.get()), key.toString());
     } finally {
       lock.unlock();
     }
