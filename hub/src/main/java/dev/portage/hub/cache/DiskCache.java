@@ -14,6 +14,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -49,6 +50,9 @@ public final class DiskCache {
 
   /** Prefix of temp files; encoded names never start with ".", so these cannot clash with objects. */
   static final String TEMP_PREFIX = ".tmp-";
+
+  /** Directory of discovery documents; encoded component names never start with ".". */
+  static final String DISCOVERY_DIR = ".discovery";
 
   /** Metadata of the last list of a resource: kind, apiVersion and resourceVersion. */
   static final String LIST_META = ".list";
@@ -257,11 +261,40 @@ public final class DiskCache {
             });
   }
 
+  /**
+   * Stores a discovery document under {@code name} ({@link DiscoveryDocument#name}) unless the same
+   * bytes are already there.
+   */
+  public WriteResult putDiscovery(String name, DiscoveryDocument doc) {
+    Path file = discoveryPath(name);
+    byte[] body = doc.encode();
+    ReentrantLock lock = lockFor(file);
+    lock.lock();
+    try {
+      Optional<CacheFile.Contents> held = read(file);
+      if (held.isPresent() && Arrays.equals(held.get().body(), body)) {
+        return WriteResult.UNCHANGED;
+      }
+      return write(file, CacheFile.encode("", body), "discovery " + name);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The discovery document stored under {@code name}, if any (and not corrupt). */
+  public Optional<DiscoveryDocument> discovery(String name) {
+    return read(discoveryPath(name)).map(c -> DiscoveryDocument.decode(c.body()));
+  }
+
+  private Path discoveryPath(String name) {
+    return root.resolve(DISCOVERY_DIR).resolve(PathSegments.encode(name));
+  }
+
   /** Components with a cache directory. */
   public List<String> components() {
     List<String> out = new ArrayList<>();
     for (Path p : children(root)) {
-      if (Files.isDirectory(p)) {
+      if (Files.isDirectory(p) && !p.getFileName().toString().startsWith(".")) {
         out.add(PathSegments.decode(p.getFileName().toString()));
       }
     }

@@ -1,5 +1,6 @@
 package dev.portage.hub.remote;
 
+import dev.portage.hub.cache.DiscoveryDocument;
 import dev.portage.hub.cache.JsonObjectSplitter;
 import dev.portage.hub.cache.ResponseCacher;
 import dev.portage.hub.proxy.RequestInfo;
@@ -35,20 +36,27 @@ final class ResponseTee {
   private final LongAdder dropped;
   private final CacheBacklog backlog;
   private final JsonObjectSplitter splitter;
+  private final String discoveryAccept; // null unless the body is a discovery document
+  private String contentType = "";
   private List<ByteBuf> parts; // retained slices of the body so far; null once handed on or dropped
   private int size;
   private final CRC32C crc;
   private boolean done;
 
+  /**
+   * @param discoveryAccept for a discovery document ({@link DiscoveryDocument}), the client's
+   *     {@code Accept} ("" for none); null for a resource request
+   */
   ResponseTee(RequestInfo info, ResponseCacher cacher, Executor writer, int maxBytes,
-      LongAdder dropped, CacheBacklog backlog) {
+      LongAdder dropped, CacheBacklog backlog, String discoveryAccept) {
     this.info = info;
+    this.discoveryAccept = discoveryAccept;
     this.cacher = cacher;
     this.writer = writer;
     this.maxBytes = maxBytes;
     this.dropped = dropped;
     this.backlog = backlog;
-    if (info.isWatch()) {
+    if (info.resourceRequest() && info.isWatch()) {
       this.splitter = new JsonObjectSplitter(
           maxBytes, event -> submit(() -> cacher.applyWatchEvent(info, event), () -> { }));
     } else {
@@ -56,6 +64,11 @@ final class ResponseTee {
       this.parts = new ArrayList<>();
     }
     this.crc = new CRC32C();
+  }
+
+  /** The answer's {@code Content-Type} (kept with a discovery document); null for none. */
+  void contentType(String type) {
+    contentType = type == null ? "" : type.replace('\r', ' ').replace('\n', ' ');
   }
 
   /** Copies the readable bytes of {@code content} without consuming them. */
@@ -104,7 +117,8 @@ final class ResponseTee {
     List<ByteBuf> body = parts;
     parts = null;
     int length = size;
-    String request = requestKey(info);
+    String request = discoveryAccept == null ? requestKey(info)
+        : "discovery " + info.path() + " " + discoveryAccept;
     long fingerprint = CacheBacklog.fingerprint(crc.getValue(), length);
     if (backlog.isUnchanged(request, fingerprint)) {
       releaseAll(body);
@@ -120,11 +134,20 @@ final class ResponseTee {
     // Queued: an identical answer arriving before the write is done is not queued again.
     backlog.stored(request, fingerprint);
     boolean list = info.verb().equals("list");
+    String type = contentType;
     submit(() -> {
       try {
         byte[] bytes = copyAndRelease(body, length);
         long failuresBefore = cacher.cache().writeFailures();
-        int stored = list ? cacher.cacheList(info, bytes) : cacher.cacheObject(info, bytes) ? 1 : 0;
+        int stored;
+        if (discoveryAccept != null) {
+          DiscoveryDocument doc = new DiscoveryDocument(type, bytes);
+          cacher.cache().putDiscovery(
+              DiscoveryDocument.name(info.path(), doc.negotiated() ? discoveryAccept : ""), doc);
+          stored = 1;
+        } else {
+          stored = list ? cacher.cacheList(info, bytes) : cacher.cacheObject(info, bytes) ? 1 : 0;
+        }
         if (stored < 0 || cacher.cache().writeFailures() != failuresBefore) {
           backlog.forget(request, fingerprint);
         }

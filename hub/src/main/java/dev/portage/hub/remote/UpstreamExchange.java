@@ -19,6 +19,7 @@ import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -141,6 +142,9 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
     HttpFraming.prepare(out, HttpProtocol.HTTP_1_1, hasBody);
     HttpUtil.setKeepAlive(out, keepAlive);
     caching = tee != null && code / 100 == 2 && isJson(response);
+    if (caching) {
+      tee.contentType(response.headers().get(HttpHeaderNames.CONTENT_TYPE));
+    }
     if (response instanceof HttpContent) {
       return; // the body part follows in onContent with this same message
     }
