@@ -12,6 +12,7 @@ import dev.portage.hub.cache.ResourceRef;
 import dev.portage.hub.cache.ResponseCacher;
 import dev.portage.hub.proxy.HttpResponses;
 import dev.portage.hub.proxy.RequestInfo;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.handler.codec.http.DefaultHttpResponse;
@@ -24,6 +25,7 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -225,10 +227,10 @@ public final class LocalProxy {
     String memoKey = ref + "|" + info.namespace() + "|" + info.parameter("labelSelector") + "|"
         + info.parameter("fieldSelector");
     long generation = cache.generation(); // read before the files: a later write retires the memo
-    byte[] memo = lists.get(memoKey, generation);
+    ByteBuffer memo = lists.get(memoKey, generation);
     if (memo != null) {
       servedFromCache.increment();
-      return HttpResponses.json(200, memo);
+      return HttpResponses.json(200, Unpooled.wrappedBuffer(memo));
     }
     List<DiskCache.Entry> entries = cache.list(ref, info.namespace());
     DiskCache.ListMeta meta = cache.listMeta(ref).orElse(null);

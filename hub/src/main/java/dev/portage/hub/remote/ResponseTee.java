@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Copies a 2xx response body into the cache while it streams to the client. A watch is split into
  * events as bytes arrive and each event is applied at once. A get or list body is not copied on the
- * event loop: the tee keeps retained slices of the relayed buffers and a running CRC32C; when the
+ * event loop: the tee keeps the relayed buffers retained and a running CRC32C; when the
  * answer ends, an answer identical to the one last stored (or queued) for the same request is
  * dropped at once, and any other is handed to the single writer thread, which copies and parses it
  * there (a body over the limit is not cached). The writer keeps events in order. Fed on the upstream
@@ -38,7 +38,7 @@ final class ResponseTee {
   private final JsonObjectSplitter splitter;
   private final String discoveryAccept; // null unless the body is a discovery document
   private String contentType = "";
-  private List<ByteBuf> parts; // retained slices of the body so far; null once handed on or dropped
+  private List<Part> parts; // retained slices of the body so far; null once handed on or dropped
   private int size;
   private final CRC32C crc;
   private boolean done;
@@ -90,15 +90,17 @@ final class ResponseTee {
       abort();
       return;
     }
-    // A slice with its own indexes: the client's write advances the relayed buffer's reader index.
+    int from = content.readerIndex();
     if (content.nioBufferCount() == 1) {
-      crc.update(content.nioBuffer(content.readerIndex(), n));
+      crc.update(content.nioBuffer(from, n));
     } else {
-      for (ByteBuffer b : content.nioBuffers(content.readerIndex(), n)) {
+      for (ByteBuffer b : content.nioBuffers(from, n)) {
         crc.update(b);
       }
     }
-    parts.add(content.retainedSlice());
+    // The buffer itself, retained, with where its bytes were: the client's write moves its reader
+    // index but never its bytes (a slice per chunk cost more than the rest of the tee).
+    parts.add(new Part(content.retain(), from, n));
     size += n;
   }
 
@@ -114,7 +116,7 @@ final class ResponseTee {
     if (splitter != null) {
       return;
     }
-    List<ByteBuf> body = parts;
+    List<Part> body = parts;
     parts = null;
     int length = size;
     String request = discoveryAccept == null ? requestKey(info)
@@ -162,26 +164,28 @@ final class ResponseTee {
     });
   }
 
-  /** One array with the bytes of {@code body} (on the writer thread); releases the slices. */
-  private static byte[] copyAndRelease(List<ByteBuf> body, int length) {
+  /** Bytes {@code [index, index + length)} of a retained buffer. */
+  private record Part(ByteBuf buf, int index, int length) {}
+
+  /** One array with the bytes of {@code body} (on the writer thread); releases the buffers. */
+  private static byte[] copyAndRelease(List<Part> body, int length) {
     byte[] bytes = new byte[length];
     int at = 0;
     for (int i = 0; i < body.size(); i++) {
-      ByteBuf b = body.get(i);
-      int n = b.readableBytes();
-      b.getBytes(b.readerIndex(), bytes, at, n);
-      at += n;
-      b.release();
+      Part p = body.get(i);
+      p.buf().getBytes(p.index(), bytes, at, p.length());
+      at += p.length();
+      p.buf().release();
       body.set(i, null);
     }
     return bytes;
   }
 
-  private static void releaseAll(List<ByteBuf> body) {
+  private static void releaseAll(List<Part> body) {
     for (int i = 0; i < body.size(); i++) {
-      ByteBuf b = body.get(i);
-      if (b != null) {
-        b.release();
+      Part p = body.get(i);
+      if (p != null) {
+        p.buf().release();
         body.set(i, null);
       }
     }

@@ -65,6 +65,8 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
   private boolean finished;
   private boolean caching;
   private ChannelFuture unflushed; // the last client write not yet flushed, if any
+  private boolean headOnly; // the unflushed writes are only the response head
+  private boolean deferHead; // the head may wait for the first body bytes (a fixed-length body)
 
   UpstreamExchange(RequestInfo info, HttpMethod method, HttpStream stream, Channel inbound,
       boolean keepAlive, boolean upgrade, Pick<ApiServer> pick, ResponseTee tee, Ticker ticker,
@@ -149,6 +151,10 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
       return; // the body part follows in onContent with this same message
     }
     unflushed = inbound.write(out);
+    headOnly = true;
+    // A watch's head must reach the client before any event exists; a fixed-length body follows
+    // its head at once.
+    deferHead = hasBody && !info.isWatch() && HttpUtil.isContentLengthSet(response);
   }
 
   private void onContent(ChannelHandlerContext ctx, HttpContent content) {
@@ -156,6 +162,7 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
       tee.feed(content.content());
     }
     boolean last = content instanceof LastHttpContent;
+    headOnly = false;
     if (!last) {
       unflushed = inbound.write(content); // ownership passes to the client channel
       return;
@@ -179,7 +186,11 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) {
     ChannelFuture written = unflushed;
-    if (written != null && !finished) {
+    if (written != null && !finished && headOnly && deferHead) {
+      // A head whose fixed-length body is on its way: send both in one write, not two.
+      headOnly = false;
+      ctx.channel().read();
+    } else if (written != null && !finished) {
       unflushed = null;
       inbound.flush();
       written.addListener(readMore(ctx));
