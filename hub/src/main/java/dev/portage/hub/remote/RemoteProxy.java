@@ -10,7 +10,6 @@ import dev.portage.hub.cache.DiscoveryDocument;
 import dev.portage.hub.cache.ResponseCacher;
 import dev.portage.hub.proxy.RequestInfo;
 import io.netty.channel.Channel;
-import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
@@ -102,10 +101,9 @@ public final class RemoteProxy {
     ApiServer server = pick.target();
     boolean upgrade = isUpgrade(request);
     String upgradeTo = request.headers().get(HttpHeaderNames.UPGRADE);
-    FullHttpRequest out =
-        new DefaultFullHttpRequest(
-            HttpVersion.HTTP_1_1, request.method(), request.uri(), request.content());
-    out.headers().set(request.headers());
+    // The decoded request is ours: forwarded edited in place (a copy re-validated every header).
+    FullHttpRequest out = request;
+    out.setProtocolVersion(HttpVersion.HTTP_1_1);
     HopByHopHeaders.strip(out.headers(), HttpProtocol.HTTP_1_1);
     HttpHeaders h = out.headers();
     h.set(HttpHeaderNames.HOST, server.hostHeader());

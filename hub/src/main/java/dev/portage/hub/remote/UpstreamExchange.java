@@ -16,7 +16,6 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -131,30 +130,31 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
       switchProtocols(ctx, response);
       return;
     }
-    HttpResponse out = new DefaultHttpResponse(HttpVersion.HTTP_1_1, response.status());
-    out.headers().set(response.headers());
     boolean hasBody = HttpFraming.hasBody(response, HttpProtocol.HTTP_1_1, method);
-    if (HopByHopHeaders.strip(out.headers(), HttpProtocol.HTTP_1_1)) {
-      reusable = false;
-    }
-    if (!HttpUtil.isContentLengthSet(response) && !HttpUtil.isTransferEncodingChunked(response)
-        && hasBody) {
+    boolean lengthSet = HttpUtil.isContentLengthSet(response);
+    if (!lengthSet && !HttpUtil.isTransferEncodingChunked(response) && hasBody) {
       reusable = false; // delimited by close
     }
-    HttpFraming.prepare(out, HttpProtocol.HTTP_1_1, hasBody);
-    HttpUtil.setKeepAlive(out, keepAlive);
     caching = tee != null && code / 100 == 2 && isJson(response);
     if (caching) {
       tee.contentType(response.headers().get(HttpHeaderNames.CONTENT_TYPE));
     }
+    // The decoded head is ours: relay it edited in place (a copy re-validated every header).
+    HttpResponse out = response;
+    out.setProtocolVersion(HttpVersion.HTTP_1_1);
+    if (HopByHopHeaders.strip(out.headers(), HttpProtocol.HTTP_1_1)) {
+      reusable = false;
+    }
+    HttpFraming.prepare(out, HttpProtocol.HTTP_1_1, hasBody);
+    HttpUtil.setKeepAlive(out, keepAlive);
     if (response instanceof HttpContent) {
-      return; // the body part follows in onContent with this same message
+      return; // a full response: relayed as one message in onContent
     }
     unflushed = inbound.write(out);
     headOnly = true;
     // A watch's head must reach the client before any event exists; a fixed-length body follows
     // its head at once.
-    deferHead = hasBody && !info.isWatch() && HttpUtil.isContentLengthSet(response);
+    deferHead = hasBody && !info.isWatch() && lengthSet;
   }
 
   private void onContent(ChannelHandlerContext ctx, HttpContent content) {
