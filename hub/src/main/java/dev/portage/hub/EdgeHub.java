@@ -30,6 +30,7 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -63,6 +64,7 @@ public final class EdgeHub implements AutoCloseable {
   private static final int MAX_IDLE_UPSTREAM_CONNECTIONS = 512;
 
   private final EdgeHubConfig config;
+  private final CacheOpener cacheOpener;
   private final TimeSource time;
   private final PrometheusRegistry registry;
   private final ObjectMapper json = new ObjectMapper();
@@ -83,6 +85,18 @@ public final class EdgeHub implements AutoCloseable {
   private boolean closed;
 
   public EdgeHub(EdgeHubConfig config, TimeSource time, PrometheusRegistry registry) {
+    this(config, time, registry, DiskCache::open);
+  }
+
+  /** Opens the disk cache; tests pass one whose file writes fail like a full disk. */
+  @FunctionalInterface
+  interface CacheOpener {
+    DiskCache open(Path root) throws IOException;
+  }
+
+  EdgeHub(EdgeHubConfig config, TimeSource time, PrometheusRegistry registry,
+      CacheOpener cacheOpener) {
+    this.cacheOpener = Objects.requireNonNull(cacheOpener, "cacheOpener");
     this.config = Objects.requireNonNull(config, "config");
     this.time = Objects.requireNonNull(time, "time");
     this.registry = Objects.requireNonNull(registry, "registry");
@@ -110,7 +124,7 @@ public final class EdgeHub implements AutoCloseable {
   }
 
   private void doStart() throws IOException {
-    cache = DiskCache.open(config.diskCachePath());
+    cache = cacheOpener.open(config.diskCachePath());
     ResponseCacher cacher = new ResponseCacher(cache, json);
     CachePolicy policy = new CachePolicy(config.cacheAgents());
     List<ApiServer> servers = config.serverAddrs().stream().map(ApiServer::parse).toList();

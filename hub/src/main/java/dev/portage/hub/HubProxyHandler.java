@@ -95,10 +95,12 @@ final class HubProxyHandler extends ChannelDuplexHandler {
     }
     log.debug("{} {}", info, request.uri());
     Pick<ApiServer> pick = upstreams.pick();
+    String accept = request.headers().get(HttpHeaderNames.ACCEPT, "");
     if (pick == null) {
       byte[] body = ByteBufUtil.getBytes(request.content());
       request.release();
-      local.serve(info, body, ctx.channel(), keepAlive, LocalProxy.Reason.NO_HEALTHY_UPSTREAM);
+      local.serve(info, accept, body, ctx.channel(), keepAlive,
+          LocalProxy.Reason.NO_HEALTHY_UPSTREAM);
       return;
     }
     // Kept for the fallback: the forwarded request's buffer belongs to the exchange.
@@ -106,7 +108,8 @@ final class HubProxyHandler extends ChannelDuplexHandler {
     remote.forward(info, request, ctx.channel(), keepAlive, pick, code -> { },
         cause -> {
           if (ctx.channel().isActive()) {
-            local.serve(info, body, ctx.channel(), keepAlive, LocalProxy.Reason.UPSTREAM_FAILED);
+            local.serve(info, accept, body, ctx.channel(), keepAlive,
+                LocalProxy.Reason.UPSTREAM_FAILED);
           }
         });
   }

@@ -258,7 +258,8 @@ class EdgeHubIntegrationTest {
     assertThat(advanceUntilHealth(false)).isLessThanOrEqualTo(4);
 
     // Hub restart with the upstream still down: still the same objects.
-    // Same port: kubectl keys its discovery cache by server URL (the hub does not cache discovery).
+    // Same port: kubectl keys its discovery cache by server URL (EdgeHubDiscoveryTest covers a
+    // kubectl without one).
     int proxyPort = hub.proxyAddress().getPort();
     hub.close();
     hub = startHub(proxyPort);

@@ -14,6 +14,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -21,6 +22,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,6 +50,9 @@ public final class DiskCache {
 
   /** Prefix of temp files; encoded names never start with ".", so these cannot clash with objects. */
   static final String TEMP_PREFIX = ".tmp-";
+
+  /** Directory of discovery documents; encoded component names never start with ".". */
+  static final String DISCOVERY_DIR = ".discovery";
 
   /** Metadata of the last list of a resource: kind, apiVersion and resourceVersion. */
   static final String LIST_META = ".list";
@@ -79,6 +84,14 @@ public final class DiskCache {
    */
   public static DiskCache open(Path root) throws IOException {
     return new DiskCache(root, FileWrites.DIRECT);
+  }
+
+  /**
+   * Like {@link #open(Path)}, with the step that writes a temp file replaced (tests simulate a full
+   * disk with it).
+   */
+  public static DiskCache open(Path root, FileWrites writes) throws IOException {
+    return new DiskCache(root, writes);
   }
 
   /** What {@link #put} did. */
@@ -124,6 +137,15 @@ public final class DiskCache {
    */
   public WriteResult put(CacheKey key, byte[] json, String resourceVersion) {
     Objects.requireNonNull(json, "json");
+    return put(key, resourceVersion, () -> json);
+  }
+
+  /**
+   * Like {@link #put(CacheKey, byte[], String)}, but the object's bytes are only made when they are
+   * written (not when the cache already holds this or a fresher resourceVersion).
+   */
+  public WriteResult put(CacheKey key, String resourceVersion, Supplier<byte[]> json) {
+    Objects.requireNonNull(json, "json");
     String rv = checkResourceVersion(resourceVersion);
     Path file = path(key);
     ReentrantLock lock = lockFor(file);
@@ -140,7 +162,7 @@ public final class DiskCache {
           return WriteResult.UNCHANGED;
         }
       }
-      return write(file, CacheFile.encode(rv, json), key.toString());
+      return write(file, CacheFile.encode(rv, json.get()), key.toString());
     } finally {
       lock.unlock();
     }
@@ -239,11 +261,40 @@ public final class DiskCache {
             });
   }
 
+  /**
+   * Stores a discovery document under {@code name} ({@link DiscoveryDocument#name}) unless the same
+   * bytes are already there.
+   */
+  public WriteResult putDiscovery(String name, DiscoveryDocument doc) {
+    Path file = discoveryPath(name);
+    byte[] body = doc.encode();
+    ReentrantLock lock = lockFor(file);
+    lock.lock();
+    try {
+      Optional<CacheFile.Contents> held = read(file);
+      if (held.isPresent() && Arrays.equals(held.get().body(), body)) {
+        return WriteResult.UNCHANGED;
+      }
+      return write(file, CacheFile.encode("", body), "discovery " + name);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The discovery document stored under {@code name}, if any (and not corrupt). */
+  public Optional<DiscoveryDocument> discovery(String name) {
+    return read(discoveryPath(name)).map(c -> DiscoveryDocument.decode(c.body()));
+  }
+
+  private Path discoveryPath(String name) {
+    return root.resolve(DISCOVERY_DIR).resolve(PathSegments.encode(name));
+  }
+
   /** Components with a cache directory. */
   public List<String> components() {
     List<String> out = new ArrayList<>();
     for (Path p : children(root)) {
-      if (Files.isDirectory(p)) {
+      if (Files.isDirectory(p) && !p.getFileName().toString().startsWith(".")) {
         out.add(PathSegments.decode(p.getFileName().toString()));
       }
     }

@@ -6,10 +6,11 @@ import java.nio.channels.FileChannel;
 
 /**
  * The one file-system step of {@link DiskCache} that tests replace: writing bytes to a temp file.
- * The seam lets a test simulate a full disk ({@code ENOSPC}) part-way through a write.
+ * The seam lets a test simulate a full disk ({@code ENOSPC}) part-way through a write; production
+ * code uses {@link #DIRECT}. Called on the cache writer thread; implementations must be thread-safe.
  */
 @FunctionalInterface
-interface FileWrites {
+public interface FileWrites {
 
   /** Writes all of {@code data} to {@code channel}; the real one loops over {@code write}. */
   void writeFully(FileChannel channel, ByteBuffer data) throws IOException;

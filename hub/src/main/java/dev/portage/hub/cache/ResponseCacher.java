@@ -3,12 +3,16 @@ package dev.portage.hub.cache;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.portage.hub.proxy.RequestInfo;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,8 +27,12 @@ public final class ResponseCacher {
 
   private static final Logger log = LoggerFactory.getLogger(ResponseCacher.class);
 
+  /** Complete lists remembered as applied (scope and resourceVersion); cleared when full. */
+  private static final int MAX_APPLIED_LISTS = 4096;
+
   private final DiskCache cache;
   private final ObjectMapper json;
+  private final Map<String, Integer> appliedLists = new ConcurrentHashMap<>();
 
   public ResponseCacher(DiskCache cache, ObjectMapper json) {
     this.cache = Objects.requireNonNull(cache, "cache");
@@ -46,66 +54,104 @@ public final class ResponseCacher {
 
   /**
    * Caches every item of a list response, and, when the list is complete (no selector, not a page),
-   * removes cached objects of its scope that it no longer contains.
+   * removes cached objects of its scope that it no longer contains. The body is scanned, not parsed
+   * into a tree: each item is stored as its own bytes (with the list's kind and apiVersion put in
+   * front when it names none), and only items whose resourceVersion differs from the cached one are
+   * written. A complete list at the very resourceVersion last applied for the same scope is the
+   * same snapshot: it is not applied again.
    *
-   * @return the number of items stored, or -1 if the body is not a list
+   * @return the number of items stored or already cached, or -1 if the body is not a list
    */
   public int cacheList(RequestInfo info, byte[] body) {
-    JsonNode node = parse(info, body);
-    if (node == null) {
+    ListScan list;
+    try {
+      list = ListScan.of(json.getFactory(), body);
+    } catch (IOException e) {
+      log.debug("not caching {}: body is not a JSON object ({})", info, e.getMessage());
       return -1;
     }
-    String listKind = node.path("kind").asText("");
-    if (!listKind.endsWith("List") || !node.path("items").isArray()) {
+    String listKind = list.kind();
+    if (!listKind.endsWith("List") || list.items() == null) {
       log.debug("not caching {}: kind {} is not a list", info, listKind);
       return -1;
     }
-    String kind = listKind.substring(0, listKind.length() - "List".length());
-    String apiVersion = node.path("apiVersion").asText(info.groupVersion());
-    String listRv = node.path("metadata").path("resourceVersion").asText("");
-    int stored = 0;
-    Set<String> names = new HashSet<>();
-    for (JsonNode item : node.get("items")) {
-      if (!(item instanceof ObjectNode obj)) {
-        continue;
-      }
-      // Items of a list carry no kind/apiVersion; a later get from the cache needs them.
-      if (!obj.hasNonNull("kind")) {
-        obj.put("kind", kind);
-      }
-      if (!obj.hasNonNull("apiVersion")) {
-        obj.put("apiVersion", apiVersion);
-      }
-      if (!isObject(obj)) {
-        continue;
-      }
-      names.add(obj.path("metadata").path("namespace").asText("") + "/" + name(obj));
-      byte[] bytes;
-      try {
-        bytes = json.writeValueAsBytes(obj);
-      } catch (JsonProcessingException e) {
-        continue;
-      }
-      DiskCache.WriteResult r = store(info, obj, bytes);
-      if (r == DiskCache.WriteResult.WRITTEN || r == DiskCache.WriteResult.UNCHANGED) {
-        stored++;
-      }
-    }
-    ResourceRef ref = ref(info);
-    cache.putListMeta(ref, new DiskCache.ListMeta(listKind, apiVersion, safeRv(listRv)));
+    String listRv = safeRv(list.resourceVersion());
     boolean complete =
         info.parameter("labelSelector").isEmpty()
             && info.parameter("fieldSelector").isEmpty()
             && info.parameter("continue").isEmpty()
-            && node.path("metadata").path("continue").asText("").isEmpty();
+            && list.continueToken().isEmpty();
+    ResourceRef ref = ref(info);
+    String scope = ref + " " + info.namespace();
+    if (complete && !listRv.isEmpty()) {
+      Integer applied = appliedLists.get(scope + " " + listRv);
+      if (applied != null) {
+        return applied;
+      }
+    }
+    long failuresBefore = cache.writeFailures();
+    String kind = listKind.substring(0, listKind.length() - "List".length());
+    String apiVersion = list.apiVersion().isEmpty() ? info.groupVersion() : list.apiVersion();
+    // Items of a list carry no kind/apiVersion; a later get from the cache needs them.
+    byte[] prefix = itemPrefix(kind, apiVersion);
+    int stored = 0;
+    Set<String> names = new HashSet<>();
+    for (ListScan.Item item : list.items()) {
+      String itemKind = item.hasKind() ? item.kind() : kind;
+      if (item.name().isEmpty() || itemKind.isEmpty() || itemKind.equals("Status")
+          || itemKind.equals("Table")) {
+        continue;
+      }
+      names.add(item.namespace() + "/" + item.name());
+      CacheKey key = new CacheKey(info.component(), info.resource(), info.apiVersion(),
+          info.apiGroup(), item.namespace().isEmpty() ? info.namespace() : item.namespace(),
+          item.name());
+      DiskCache.WriteResult r = cache.put(key, safeRv(item.resourceVersion()),
+          () -> itemBytes(body, item, prefix));
+      if (r == DiskCache.WriteResult.WRITTEN || r == DiskCache.WriteResult.UNCHANGED) {
+        stored++;
+      }
+    }
+    DiskCache.ListMeta meta = new DiskCache.ListMeta(listKind, apiVersion, listRv);
+    if (!cache.listMeta(ref).equals(Optional.of(meta))) {
+      cache.putListMeta(ref, meta);
+    }
     if (complete) {
-      int removed =
-          cache.retainOnly(ref, info.namespace(), names, safeRv(listRv));
+      int removed = cache.retainOnly(ref, info.namespace(), names, listRv);
       if (removed > 0) {
         log.debug("{}: removed {} cached objects no longer listed", info, removed);
       }
+      if (!listRv.isEmpty() && cache.writeFailures() == failuresBefore) {
+        if (appliedLists.size() >= MAX_APPLIED_LISTS) {
+          appliedLists.clear();
+        }
+        appliedLists.put(scope + " " + listRv, stored);
+      }
     }
     return stored;
+  }
+
+  /** {@code {"kind":"Pod","apiVersion":"v1",} without the closing part: put before an item's fields. */
+  private byte[] itemPrefix(String kind, String apiVersion) {
+    try {
+      return ("{\"kind\":" + json.writeValueAsString(kind) + ",\"apiVersion\":"
+          + json.writeValueAsString(apiVersion) + ",").getBytes(StandardCharsets.UTF_8);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot encode a string", e); // never for a String
+    }
+  }
+
+  /** The item's bytes, with the list's kind and apiVersion added when it names none. */
+  private static byte[] itemBytes(byte[] body, ListScan.Item item, byte[] prefix) {
+    if (item.hasKind() && item.hasApiVersion()) {
+      return Arrays.copyOfRange(body, item.start(), item.end());
+    }
+    // The item starts with '{' and has fields (it has a name): splice the prefix in after the brace.
+    int rest = item.end() - item.start() - 1;
+    byte[] out = new byte[prefix.length + rest];
+    System.arraycopy(prefix, 0, out, 0, prefix.length);
+    System.arraycopy(body, item.start() + 1, out, prefix.length, rest);
+    return out;
   }
 
   /**
@@ -159,6 +205,7 @@ public final class ResponseCacher {
     String rv = safeRv(obj.path("metadata").path("resourceVersion").asText(""));
     return cache.put(key(info, obj), bytes, rv);
   }
+
 
   private JsonNode parse(RequestInfo info, byte[] body) {
     try {

@@ -6,14 +6,17 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.portage.core.time.TimeSource;
 import dev.portage.hub.cache.CachePolicy;
+import dev.portage.hub.cache.DiscoveryDocument;
 import dev.portage.hub.cache.DiskCache;
 import dev.portage.hub.cache.ResourceRef;
 import dev.portage.hub.cache.ResponseCacher;
 import dev.portage.hub.proxy.HttpResponses;
 import dev.portage.hub.proxy.RequestInfo;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponse;
@@ -22,10 +25,12 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -110,6 +115,18 @@ public final class LocalProxy {
    * @param body the request body (for creates); the caller keeps ownership of its own buffers
    */
   public void serve(RequestInfo info, byte[] body, Channel channel, boolean keepAlive, Reason reason) {
+    serve(info, "", body, channel, keepAlive, reason);
+  }
+
+  /**
+   * Answers one request on {@code channel}; {@code accept} (the request's {@code Accept}, "" for
+   * none) picks a negotiated discovery document.
+   *
+   * @param body the request body (for creates); the caller keeps ownership of its own buffers
+   */
+  public void serve(RequestInfo info, String accept, byte[] body, Channel channel,
+      boolean keepAlive, Reason reason) {
+    Objects.requireNonNull(accept, "accept");
     if (info.resourceRequest() && info.isWatch()) {
       holdWatch(info, channel, keepAlive);
       return;
@@ -117,7 +134,7 @@ public final class LocalProxy {
     try {
       io.execute(() -> {
         try {
-          HttpResponses.send(channel, answer(info, body, reason), keepAlive);
+          HttpResponses.send(channel, answer(info, accept, body, reason), keepAlive);
         } catch (RuntimeException e) {
           log.warn("local proxy failed on {}", info, e);
           HttpResponses.send(
@@ -148,8 +165,11 @@ public final class LocalProxy {
   }
 
   private io.netty.handler.codec.http.FullHttpResponse answer(
-      RequestInfo info, byte[] body, Reason reason) {
+      RequestInfo info, String accept, byte[] body, Reason reason) {
     if (!info.resourceRequest()) {
+      if (info.verb().equals("get") && DiscoveryDocument.isDiscoveryPath(info.path())) {
+        return discovery(info, accept, reason);
+      }
       return unavailable(info, reason);
     }
     switch (info.verb()) {
@@ -207,10 +227,10 @@ public final class LocalProxy {
     String memoKey = ref + "|" + info.namespace() + "|" + info.parameter("labelSelector") + "|"
         + info.parameter("fieldSelector");
     long generation = cache.generation(); // read before the files: a later write retires the memo
-    byte[] memo = lists.get(memoKey, generation);
+    ByteBuffer memo = lists.get(memoKey, generation);
     if (memo != null) {
       servedFromCache.increment();
-      return HttpResponses.json(200, memo);
+      return HttpResponses.json(200, Unpooled.wrappedBuffer(memo));
     }
     List<DiskCache.Entry> entries = cache.list(ref, info.namespace());
     DiskCache.ListMeta meta = cache.listMeta(ref).orElse(null);
@@ -279,6 +299,29 @@ public final class LocalProxy {
     }
     servedFromCache.increment();
     return HttpResponses.json(201, body);
+  }
+
+  /** A discovery document: the one negotiated for this {@code Accept}, else a plain JSON one. */
+  private io.netty.handler.codec.http.FullHttpResponse discovery(
+      RequestInfo info, String accept, Reason reason) {
+    if (!policy.cachesComponent(info.component())) {
+      return notCached(info);
+    }
+    DiskCache cache = cacher.cache();
+    Optional<DiscoveryDocument> doc = accept.isEmpty()
+        ? Optional.empty() : cache.discovery(DiscoveryDocument.name(info.path(), accept));
+    if (doc.isEmpty()) {
+      doc = cache.discovery(DiscoveryDocument.name(info.path(), ""));
+    }
+    if (doc.isEmpty()) {
+      return unavailable(info, reason);
+    }
+    servedFromCache.increment();
+    FullHttpResponse r = HttpResponses.json(200, doc.get().body());
+    if (!doc.get().contentType().isEmpty()) {
+      r.headers().set(HttpHeaderNames.CONTENT_TYPE, doc.get().contentType());
+    }
+    return r;
   }
 
   private io.netty.handler.codec.http.FullHttpResponse notCached(RequestInfo info) {

@@ -1,6 +1,7 @@
 package dev.portage.hub.proxy;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -35,12 +36,16 @@ public final class HttpResponses {
 
   /** A JSON response with the given status and body. */
   public static FullHttpResponse json(int code, byte[] body) {
+    return json(code, Unpooled.wrappedBuffer(body));
+  }
+
+  /** A JSON response with the given status and body; takes ownership of {@code body}. */
+  public static FullHttpResponse json(int code, ByteBuf body) {
     FullHttpResponse r =
-        new DefaultFullHttpResponse(
-            HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(code), Unpooled.wrappedBuffer(body));
+        new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(code), body);
     r.headers()
         .set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
-        .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
+        .setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
     return r;
   }
 

@@ -60,16 +60,21 @@ final class CacheBacklog {
   static long fingerprint(byte[] body) {
     CRC32C crc = new CRC32C();
     crc.update(body);
-    return crc.getValue() << 32 ^ body.length;
+    return fingerprint(crc.getValue(), body.length);
   }
 
-  /** Whether {@code fingerprint} is what was last stored for {@code request}. */
+  /** A fingerprint from a body's CRC32C (computed as it streamed) and its length. */
+  static long fingerprint(long crc32c, int length) {
+    return crc32c << 32 ^ length;
+  }
+
+  /** Whether {@code fingerprint} is what was last stored, or queued to be, for {@code request}. */
   boolean isUnchanged(String request, long fingerprint) {
     Long last = lastStored.get(request);
     return last != null && last == fingerprint;
   }
 
-  /** Records that the answer with {@code fingerprint} was stored for {@code request}. */
+  /** Records that the answer with {@code fingerprint} is queued or stored for {@code request}. */
   void stored(String request, long fingerprint) {
     if (lastStored.size() >= MAX_REMEMBERED) {
       lastStored.clear();
@@ -80,5 +85,13 @@ final class CacheBacklog {
   /** Forgets what was stored for {@code request} (its write failed or was partial). */
   void forget(String request) {
     lastStored.remove(request);
+  }
+
+  /**
+   * Forgets {@code fingerprint} for {@code request} unless a newer answer has been recorded since
+   * (its write failed, or it was not stored).
+   */
+  void forget(String request, long fingerprint) {
+    lastStored.remove(request, fingerprint);
   }
 }

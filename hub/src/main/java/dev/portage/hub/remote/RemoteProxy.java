@@ -6,10 +6,10 @@ import dev.portage.core.http.HttpClientPool;
 import dev.portage.core.http.HttpProtocol;
 import dev.portage.core.time.Ticker;
 import dev.portage.hub.cache.CachePolicy;
+import dev.portage.hub.cache.DiscoveryDocument;
 import dev.portage.hub.cache.ResponseCacher;
 import dev.portage.hub.proxy.RequestInfo;
 import io.netty.channel.Channel;
-import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
@@ -101,10 +101,9 @@ public final class RemoteProxy {
     ApiServer server = pick.target();
     boolean upgrade = isUpgrade(request);
     String upgradeTo = request.headers().get(HttpHeaderNames.UPGRADE);
-    FullHttpRequest out =
-        new DefaultFullHttpRequest(
-            HttpVersion.HTTP_1_1, request.method(), request.uri(), request.content());
-    out.headers().set(request.headers());
+    // The decoded request is ours: forwarded edited in place (a copy re-validated every header).
+    FullHttpRequest out = request;
+    out.setProtocolVersion(HttpVersion.HTTP_1_1);
     HopByHopHeaders.strip(out.headers(), HttpProtocol.HTTP_1_1);
     HttpHeaders h = out.headers();
     h.set(HttpHeaderNames.HOST, server.hostHeader());
@@ -118,10 +117,14 @@ public final class RemoteProxy {
       h.set(HttpHeaderNames.AUTHORIZATION, "Bearer " + token);
     }
     long start = ticker.nanoTime();
-    ResponseTee tee =
-        policy.isCacheable(info) && !upgrade
-            ? new ResponseTee(info, cacher, cacheWriter, MAX_CACHED_BODY, uncached, backlog)
-            : null;
+    ResponseTee tee = null;
+    if (!upgrade && policy.isCacheable(info)) {
+      tee = new ResponseTee(info, cacher, cacheWriter, MAX_CACHED_BODY, uncached, backlog, null);
+    } else if (!upgrade && isDiscovery(info, policy)) {
+      String accept = request.headers().get(HttpHeaderNames.ACCEPT, "");
+      tee = new ResponseTee(info, cacher, cacheWriter, MAX_CACHED_BODY, uncached, backlog, accept);
+    }
+    ResponseTee cacheTee = tee;
     pool.acquire(server.address(), HttpProtocol.HTTP_1_1, inbound.eventLoop())
         .whenComplete((stream, error) -> {
           if (error != null) {
@@ -139,10 +142,17 @@ public final class RemoteProxy {
           }
           UpstreamExchange exchange =
               new UpstreamExchange(info, request.method(), stream, inbound, keepAlive, upgrade,
-                  pick, tee, ticker, start, onResponse, fallback);
+                  pick, cacheTee, ticker, start, onResponse, fallback);
           stream.attach(exchange);
           exchange.send(out);
         });
+  }
+
+  /** Whether {@code info} is a discovery GET of a cached component (cached, served offline). */
+  public static boolean isDiscovery(RequestInfo info, CachePolicy policy) {
+    return !info.resourceRequest() && info.verb().equals("get")
+        && policy.cachesComponent(info.component())
+        && DiscoveryDocument.isDiscoveryPath(info.path());
   }
 
   /**

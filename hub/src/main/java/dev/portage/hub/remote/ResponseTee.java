@@ -1,22 +1,29 @@
 package dev.portage.hub.remote;
 
+import dev.portage.hub.cache.DiscoveryDocument;
 import dev.portage.hub.cache.JsonObjectSplitter;
 import dev.portage.hub.cache.ResponseCacher;
 import dev.portage.hub.proxy.RequestInfo;
 import io.netty.buffer.ByteBuf;
-import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.TreeMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Copies a 2xx response body into the cache while it streams to the client. A watch is split into
- * events as bytes arrive and each event is applied at once; a get or list body is collected and
- * stored when it ends (a body over the limit is not cached). Disk writes run on the single writer
- * executor, which keeps events in order. Fed on the upstream channel's event loop; not thread-safe.
+ * events as bytes arrive and each event is applied at once. A get or list body is not copied on the
+ * event loop: the tee keeps the relayed buffers retained and a running CRC32C; when the
+ * answer ends, an answer identical to the one last stored (or queued) for the same request is
+ * dropped at once, and any other is handed to the single writer thread, which copies and parses it
+ * there (a body over the limit is not cached). The writer keeps events in order. Fed on the upstream
+ * channel's event loop; not thread-safe. Owns the slices it keeps: released on every path.
  */
 final class ResponseTee {
 
@@ -29,24 +36,39 @@ final class ResponseTee {
   private final LongAdder dropped;
   private final CacheBacklog backlog;
   private final JsonObjectSplitter splitter;
-  private ByteArrayOutputStream body;
+  private final String discoveryAccept; // null unless the body is a discovery document
+  private String contentType = "";
+  private List<Part> parts; // retained slices of the body so far; null once handed on or dropped
+  private int size;
+  private final CRC32C crc;
   private boolean done;
 
+  /**
+   * @param discoveryAccept for a discovery document ({@link DiscoveryDocument}), the client's
+   *     {@code Accept} ("" for none); null for a resource request
+   */
   ResponseTee(RequestInfo info, ResponseCacher cacher, Executor writer, int maxBytes,
-      LongAdder dropped, CacheBacklog backlog) {
+      LongAdder dropped, CacheBacklog backlog, String discoveryAccept) {
     this.info = info;
+    this.discoveryAccept = discoveryAccept;
     this.cacher = cacher;
     this.writer = writer;
     this.maxBytes = maxBytes;
     this.dropped = dropped;
     this.backlog = backlog;
-    if (info.isWatch()) {
+    if (info.resourceRequest() && info.isWatch()) {
       this.splitter = new JsonObjectSplitter(
           maxBytes, event -> submit(() -> cacher.applyWatchEvent(info, event), () -> { }));
     } else {
       this.splitter = null;
-      this.body = new ByteArrayOutputStream();
+      this.parts = new ArrayList<>();
     }
+    this.crc = new CRC32C();
+  }
+
+  /** The answer's {@code Content-Type} (kept with a discovery document); null for none. */
+  void contentType(String type) {
+    contentType = type == null ? "" : type.replace('\r', ' ').replace('\n', ' ');
   }
 
   /** Copies the readable bytes of {@code content} without consuming them. */
@@ -58,16 +80,28 @@ final class ResponseTee {
       splitter.feed(content);
       return;
     }
-    if (body.size() + content.readableBytes() > maxBytes) {
-      log.warn("not caching {}: response over {} bytes", info, maxBytes);
-      dropped.increment();
-      done = true;
-      body = null;
+    int n = content.readableBytes();
+    if (n == 0) {
       return;
     }
-    byte[] chunk = new byte[content.readableBytes()];
-    content.getBytes(content.readerIndex(), chunk);
-    body.write(chunk, 0, chunk.length);
+    if ((long) size + n > maxBytes) {
+      log.warn("not caching {}: response over {} bytes", info, maxBytes);
+      dropped.increment();
+      abort();
+      return;
+    }
+    int from = content.readerIndex();
+    if (content.nioBufferCount() == 1) {
+      crc.update(content.nioBuffer(from, n));
+    } else {
+      for (ByteBuffer b : content.nioBuffers(from, n)) {
+        crc.update(b);
+      }
+    }
+    // The buffer itself, retained, with where its bytes were: the client's write moves its reader
+    // index but never its bytes (a slice per chunk cost more than the rest of the tee).
+    parts.add(new Part(content.retain(), from, n));
+    size += n;
   }
 
   /**
@@ -82,33 +116,79 @@ final class ResponseTee {
     if (splitter != null) {
       return;
     }
-    byte[] bytes = body.toByteArray();
-    body = null;
-    String request = requestKey(info);
-    long fingerprint = CacheBacklog.fingerprint(bytes);
+    List<Part> body = parts;
+    parts = null;
+    int length = size;
+    String request = discoveryAccept == null ? requestKey(info)
+        : "discovery " + info.path() + " " + discoveryAccept;
+    long fingerprint = CacheBacklog.fingerprint(crc.getValue(), length);
     if (backlog.isUnchanged(request, fingerprint)) {
+      releaseAll(body);
       return;
     }
-    if (!backlog.tryReserve(bytes.length)) {
+    if (!backlog.tryReserve(length)) {
+      releaseAll(body);
       dropped.increment();
       log.debug("not caching {}: {} bytes already wait for the cache writer", info,
           backlog.pendingBytes());
       return;
     }
+    // Queued: an identical answer arriving before the write is done is not queued again.
+    backlog.stored(request, fingerprint);
     boolean list = info.verb().equals("list");
+    String type = contentType;
     submit(() -> {
       try {
+        byte[] bytes = copyAndRelease(body, length);
         long failuresBefore = cacher.cache().writeFailures();
-        int stored = list ? cacher.cacheList(info, bytes) : cacher.cacheObject(info, bytes) ? 1 : 0;
-        if (stored >= 0 && cacher.cache().writeFailures() == failuresBefore) {
-          backlog.stored(request, fingerprint);
+        int stored;
+        if (discoveryAccept != null) {
+          DiscoveryDocument doc = new DiscoveryDocument(type, bytes);
+          cacher.cache().putDiscovery(
+              DiscoveryDocument.name(info.path(), doc.negotiated() ? discoveryAccept : ""), doc);
+          stored = 1;
         } else {
-          backlog.forget(request);
+          stored = list ? cacher.cacheList(info, bytes) : cacher.cacheObject(info, bytes) ? 1 : 0;
+        }
+        if (stored < 0 || cacher.cache().writeFailures() != failuresBefore) {
+          backlog.forget(request, fingerprint);
         }
       } finally {
-        backlog.release(bytes.length);
+        releaseAll(body);
+        backlog.release(length);
       }
-    }, () -> backlog.release(bytes.length));
+    }, () -> {
+      releaseAll(body);
+      backlog.forget(request, fingerprint);
+      backlog.release(length);
+    });
+  }
+
+  /** Bytes {@code [index, index + length)} of a retained buffer. */
+  private record Part(ByteBuf buf, int index, int length) {}
+
+  /** One array with the bytes of {@code body} (on the writer thread); releases the buffers. */
+  private static byte[] copyAndRelease(List<Part> body, int length) {
+    byte[] bytes = new byte[length];
+    int at = 0;
+    for (int i = 0; i < body.size(); i++) {
+      Part p = body.get(i);
+      p.buf().getBytes(p.index(), bytes, at, p.length());
+      at += p.length();
+      p.buf().release();
+      body.set(i, null);
+    }
+    return bytes;
+  }
+
+  private static void releaseAll(List<Part> body) {
+    for (int i = 0; i < body.size(); i++) {
+      Part p = body.get(i);
+      if (p != null) {
+        p.buf().release();
+        body.set(i, null);
+      }
+    }
   }
 
   /** Names a request for {@link CacheBacklog}: component, verb, path and the sorted query. */
@@ -120,7 +200,10 @@ final class ResponseTee {
   /** The response broke off: a partial get or list is not stored (watch events already are). */
   void abort() {
     done = true;
-    body = null;
+    if (parts != null) {
+      releaseAll(parts);
+      parts = null;
+    }
   }
 
   private void submit(Runnable write, Runnable rejected) {

@@ -9,15 +9,16 @@ import dev.portage.core.net.Relay;
 import dev.portage.core.time.Ticker;
 import dev.portage.hub.proxy.RequestInfo;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -36,8 +37,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One proxied exchange, as the handler on the leased upstream channel: writes the request, relays
- * the response to the client one message at a time (reading the upstream again only when the
- * client's write completed), tees it into the cache, and ends the lease. Runs on the upstream
+ * the response to the client, tees it into the cache, and ends the lease. The messages decoded from
+ * one upstream read are written to the client and flushed once, at the read's end (one {@code
+ * writev} instead of one {@code write} per 8 KiB chunk); the upstream is read again only when that
+ * flush completed, so a slow client holds at most one read's worth of memory. Runs on the upstream
  * channel's event loop; the client channel is written from there (Netty hands writes over).
  */
 final class UpstreamExchange extends ChannelInboundHandlerAdapter {
@@ -60,6 +63,9 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
   private boolean reusable = true;
   private boolean finished;
   private boolean caching;
+  private ChannelFuture unflushed; // the last client write not yet flushed, if any
+  private boolean headOnly; // the unflushed writes are only the response head
+  private boolean deferHead; // the head may wait for the first body bytes (a fixed-length body)
 
   UpstreamExchange(RequestInfo info, HttpMethod method, HttpStream stream, Channel inbound,
       boolean keepAlive, boolean upgrade, Pick<ApiServer> pick, ResponseTee tee, Ticker ticker,
@@ -124,23 +130,31 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
       switchProtocols(ctx, response);
       return;
     }
-    HttpResponse out = new DefaultHttpResponse(HttpVersion.HTTP_1_1, response.status());
-    out.headers().set(response.headers());
     boolean hasBody = HttpFraming.hasBody(response, HttpProtocol.HTTP_1_1, method);
+    boolean lengthSet = HttpUtil.isContentLengthSet(response);
+    if (!lengthSet && !HttpUtil.isTransferEncodingChunked(response) && hasBody) {
+      reusable = false; // delimited by close
+    }
+    caching = tee != null && code / 100 == 2 && isJson(response);
+    if (caching) {
+      tee.contentType(response.headers().get(HttpHeaderNames.CONTENT_TYPE));
+    }
+    // The decoded head is ours: relay it edited in place (a copy re-validated every header).
+    HttpResponse out = response;
+    out.setProtocolVersion(HttpVersion.HTTP_1_1);
     if (HopByHopHeaders.strip(out.headers(), HttpProtocol.HTTP_1_1)) {
       reusable = false;
     }
-    if (!HttpUtil.isContentLengthSet(response) && !HttpUtil.isTransferEncodingChunked(response)
-        && hasBody) {
-      reusable = false; // delimited by close
-    }
     HttpFraming.prepare(out, HttpProtocol.HTTP_1_1, hasBody);
     HttpUtil.setKeepAlive(out, keepAlive);
-    caching = tee != null && code / 100 == 2 && isJson(response);
     if (response instanceof HttpContent) {
-      return; // the body part follows in onContent with this same message
+      return; // a full response: relayed as one message in onContent
     }
-    inbound.writeAndFlush(out).addListener(readMore(ctx));
+    unflushed = inbound.write(out);
+    headOnly = true;
+    // A watch's head must reach the client before any event exists; a fixed-length body follows
+    // its head at once.
+    deferHead = hasBody && !info.isWatch() && lengthSet;
   }
 
   private void onContent(ChannelHandlerContext ctx, HttpContent content) {
@@ -148,24 +162,40 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
       tee.feed(content.content());
     }
     boolean last = content instanceof LastHttpContent;
+    headOnly = false;
     if (!last) {
-      inbound.writeAndFlush(content.retain()).addListener(readMore(ctx));
-      content.release();
+      unflushed = inbound.write(content); // ownership passes to the client channel
       return;
     }
     if (caching) {
       tee.finish();
     }
     // The full answer is with the client: end the lease now, close the client if it asked.
-    inbound.writeAndFlush(content.retain()).addListener(f -> {
+    unflushed = null;
+    inbound.writeAndFlush(content).addListener(f -> {
       if (!keepAlive || !f.isSuccess()) {
         inbound.close();
       }
     });
-    content.release();
     pick.complete(Math.max(0, ticker.nanoTime() - startNanos));
     finished = true;
     stream.release(reusable);
+  }
+
+  /** One upstream read is relayed: flush it to the client, read more once the client took it. */
+  @Override
+  public void channelReadComplete(ChannelHandlerContext ctx) {
+    ChannelFuture written = unflushed;
+    if (written != null && !finished && headOnly && deferHead) {
+      // A head whose fixed-length body is on its way: send both in one write, not two.
+      headOnly = false;
+      ctx.channel().read();
+    } else if (written != null && !finished) {
+      unflushed = null;
+      inbound.flush();
+      written.addListener(readMore(ctx));
+    }
+    ctx.fireChannelReadComplete();
   }
 
   private ChannelFutureListener readMore(ChannelHandlerContext ctx) {

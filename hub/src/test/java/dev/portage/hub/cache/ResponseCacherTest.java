@@ -60,6 +60,53 @@ class ResponseCacherTest {
   }
 
   @Test
+  void listItemsAreStoredAsTheirOwnBytesWithNestedObjectsStringsAndEscapesIntact()
+      throws IOException {
+    String tricky = "{'metadata':{'name':'p3','namespace':'a','resourceVersion':'5',"
+        + "'annotations':{'x':'}{\\\\\\'[','metadata':'{\\'name\\':\\'no\\'}'}},"
+        + "'spec':{'containers':[{'name':'c','args':['a','}']}]},'status':null}";
+    int stored = cacher.cacheList(req("GET", "/api/v1/namespaces/a/pods"),
+        b("{'kind':'PodList','apiVersion':'v1','metadata':{'resourceVersion':'9'},'items':["
+            + tricky + ", {'kind':'Pod','apiVersion':'v1','metadata':{'name':'p4',"
+            + "'namespace':'a','resourceVersion':'6'}}]}"));
+
+    assertThat(stored).isEqualTo(2);
+    JsonNode p3 = JSON.readTree(cache.get(PODS.key("a", "p3")).orElseThrow().json());
+    JsonNode expected = JSON.readTree(b(tricky));
+    ((com.fasterxml.jackson.databind.node.ObjectNode) expected).put("kind", "Pod")
+        .put("apiVersion", "v1");
+    assertThat(p3).isEqualTo(expected);
+    assertThat(cache.get(PODS.key("a", "p4")).orElseThrow().resourceVersion()).isEqualTo("6");
+  }
+
+  @Test
+  void aCompleteListAtTheResourceVersionAlreadyAppliedIsNotAppliedAgain() throws IOException {
+    byte[] list = b("{'kind':'PodList','apiVersion':'v1','metadata':{'resourceVersion':'30'},"
+        + "'items':[" + pod("a", "p1", 10) + "]}");
+    RequestInfo all = req("GET", "/api/v1/pods");
+    assertThat(cacher.cacheList(all, list)).isEqualTo(1);
+    long generation = cache.generation();
+    // A watch deleted p1 after the list; the same snapshot again must not bring it back.
+    assertThat(cache.delete(PODS.key("a", "p1"))).isTrue();
+    assertThat(cacher.cacheList(all, list)).isEqualTo(1);
+    assertThat(cache.get(PODS.key("a", "p1"))).isEmpty();
+    assertThat(cache.generation()).isEqualTo(generation + 1);
+    // A newer list is applied.
+    cacher.cacheList(all, b("{'kind':'PodList','apiVersion':'v1','metadata':"
+        + "{'resourceVersion':'31'},'items':[" + pod("a", "p1", 10) + "]}"));
+    assertThat(cache.get(PODS.key("a", "p1"))).isPresent();
+  }
+
+  @Test
+  void aListWhoseBodyIsNotAJsonObjectIsNotCached() {
+    assertThat(cacher.cacheList(req("GET", "/api/v1/pods"), b("[1,2]"))).isEqualTo(-1);
+    assertThat(cacher.cacheList(req("GET", "/api/v1/pods"), b("{'kind':'PodList','items':"))).isEqualTo(-1);
+    assertThat(cacher.cacheList(req("GET", "/api/v1/pods"), b("{'kind':'Pod','items':[]}")))
+        .isEqualTo(-1);
+    assertThat(cache.list(PODS, "")).isEmpty();
+  }
+
+  @Test
   void completeListRemovesObjectsItNoLongerHasButSelectedListDoesNot() {
     cacher.cacheList(req("GET", "/api/v1/pods"),
         b("{'kind':'PodList','apiVersion':'v1','metadata':{'resourceVersion':'30'},'items':["
