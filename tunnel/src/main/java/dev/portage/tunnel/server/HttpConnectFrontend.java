@@ -1,9 +1,9 @@
 package dev.portage.tunnel.server;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import dev.portage.api.konnectivity.DialRequest;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * answers 200 (or an error status) and then relays raw bytes. Owned by the channel's event loop; the
  * router's callbacks hop onto it.
  *
- * <p>Flow control: {@code AUTO_READ} is off and the socket is read one chunk (at most 32 KiB, one DATA
+ * <p>Flow control: {@code AUTO_READ} is off and the socket is read one chunk (at most 256 KiB, one DATA
  * packet) at a time, and again only when the agent stream {@link Backend#isReady() is ready} and, on
  * a stream with negotiated Portage flow control, while this connection has send credit left (else it
  * pauses until the agent's {@code PORTAGE_WINDOW_UPDATE}). Toward the client, DATA goes straight into
@@ -259,7 +259,9 @@ final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements 
       if (sendCredit != null) {
         sendCredit.consume(buf.readableBytes());
       }
-      f.router.forwardData(backend, connectID, ByteString.copyFrom(ByteBufUtil.getBytes(buf)));
+      // No copy: Backend.send serializes the packet into gRPC's frame buffer before returning, so the
+      // payload may alias buf, which is released right after.
+      f.router.forwardData(backend, connectID, UnsafeByteOperations.unsafeWrap(buf.nioBuffer()));
     } finally {
       buf.release();
     }

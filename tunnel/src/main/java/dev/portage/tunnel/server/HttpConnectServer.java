@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  */
 final class HttpConnectServer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(HttpConnectServer.class);
-  private static final int MAX_CHUNK = 32 * 1024;
+  /** Largest read from a client socket, sent as one DATA packet (see ServerConnection.MAX_CHUNK on the agent). */
+  static final int MAX_CHUNK = 256 * 1024;
 
   private final Channel listener;
   private final Path udsPath;
