@@ -7,7 +7,9 @@ import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
+import java.util.function.Supplier;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.ssl.SslContext;
 import java.io.IOException;
@@ -43,9 +45,10 @@ final class HttpConnectServer implements AutoCloseable {
   static HttpConnectServer start(
       EventLoopGroup group, NettyTransport transport, SocketAddress address, Path udsPath, boolean deleteExisting,
       SslContext ssl, HttpConnectFrontend.Factory frontends, TimeSource time, Duration headerTimeout,
-      ServerMetrics metrics) throws IOException {
+      ServerMetrics metrics, Supplier<EventLoop> preferredLoop) throws IOException {
     ServerBootstrap b = new ServerBootstrap()
-        .group(group)
+        // Each accepted socket goes to its agent stream's loop when there is one (AgentAffinityGroup).
+        .group(group, new AgentAffinityGroup(group, preferredLoop))
         .childOption(ChannelOption.AUTO_READ, true)
         .childOption(ChannelOption.TCP_NODELAY, true)
         .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)

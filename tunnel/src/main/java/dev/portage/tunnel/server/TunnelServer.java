@@ -145,8 +145,10 @@ public final class TunnelServer implements AutoCloseable {
     if (config.agentTokenAuth() != null) {
       authenticator = new TokenReviewAuthenticator(requireKubernetes("agent token authentication"), config.agentTokenAuth());
     }
+    boolean direct = config.agentTokenAuth() == null;
     AgentStreamHandler handler = new AgentStreamHandler(
-        config.serverId(), config.serverCount(), router, authenticator, metrics, config.flowControlWindow());
+        config.serverId(), config.serverCount(), router, authenticator, metrics, config.flowControlWindow(),
+        direct ? ioGroup() : null);
     ServerServiceDefinition service = ServerServiceDefinition.builder(AgentServiceGrpc.getServiceDescriptor())
         .addMethod(AgentServiceGrpc.getConnectMethod(), handler)
         .build();
@@ -155,10 +157,14 @@ public final class TunnelServer implements AutoCloseable {
         .flowControlWindow(AGENT_STREAM_WINDOW)
         .permitKeepAliveTime(30, TimeUnit.SECONDS)
         .permitKeepAliveWithoutCalls(true);
-    if (config.agentTokenAuth() == null) {
+    if (direct) {
       // Nothing on the agent stream blocks without token auth (routing only queues onto frontends),
       // so its callbacks run on the transport thread: one thread hop less on every packet and dial.
-      nb.directExecutor();
+      // The transport runs on the frontends' loops, so frontends can be placed on their agent's loop.
+      nb.directExecutor()
+          .bossEventLoopGroup(ioGroup())
+          .workerEventLoopGroup(ioGroup())
+          .channelType(transport.serverChannelType());
     } else {
       nb.executor(executor); // TokenReview calls block in startCall
     }
@@ -204,7 +210,7 @@ public final class TunnelServer implements AutoCloseable {
         config.deleteExistingUdsFile(),
         config.frontendTls() == null ? null : TlsContexts.server(
             config.frontendTls().cert(), config.frontendTls().key(), config.frontendTls().clientCa(), tlsOptions()),
-        frontends, time, config.headerReadTimeout(), metrics);
+        frontends, time, config.headerReadTimeout(), metrics, router.backends()::preferredLoop);
     closeables.add(httpConnectServer);
   }
 
