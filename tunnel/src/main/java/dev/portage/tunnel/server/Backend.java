@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * One agent stream ({@code AgentService.Connect} call) and the connections established over it, keyed
  * by the agent's connectID. Thread-safe: {@link #send} may be called from any frontend's thread (a lock
- * keeps the call's single-writer contract; {@code sendMessage} only queues and never blocks); readers
+ * keeps the call's single-writer contract; {@code sendMessage} serializes the packet into gRPC's frame buffers and never blocks); readers
  * wait for {@link #isReady()} through {@link #whenReady} instead of growing gRPC's buffer.
  */
 final class Backend {

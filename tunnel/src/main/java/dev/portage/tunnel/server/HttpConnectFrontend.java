@@ -1,7 +1,6 @@
 package dev.portage.tunnel.server;
 
 import com.google.protobuf.ByteString;
-import com.google.protobuf.UnsafeByteOperations;
 import dev.portage.api.konnectivity.DialRequest;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -11,6 +10,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import dev.portage.tunnel.internal.FlowControl;
+import dev.portage.tunnel.internal.ScratchPayload;
 import dev.portage.tunnel.internal.ReceiveCredit;
 import dev.portage.tunnel.internal.SendCredit;
 import java.util.ArrayDeque;
@@ -259,9 +259,9 @@ final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements 
       if (sendCredit != null) {
         sendCredit.consume(buf.readableBytes());
       }
-      // No copy: Backend.send serializes the packet into gRPC's frame buffer before returning, so the
-      // payload may alias buf, which is released right after.
-      f.router.forwardData(backend, connectID, UnsafeByteOperations.unsafeWrap(buf.nioBuffer()));
+      // Backend.send serializes the packet into gRPC's frame buffers before returning, so the payload
+      // may live in this thread's scratch array.
+      f.router.forwardData(backend, connectID, ScratchPayload.wrap(buf));
     } finally {
       buf.release();
     }

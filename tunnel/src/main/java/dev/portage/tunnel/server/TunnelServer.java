@@ -1,6 +1,7 @@
 package dev.portage.tunnel.server;
 
 import dev.portage.api.konnectivity.AgentServiceGrpc;
+import dev.portage.tunnel.internal.PacketMarshaller;
 import dev.portage.api.konnectivity.ProxyServiceGrpc;
 import dev.portage.core.time.TimeSource;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -149,8 +150,9 @@ public final class TunnelServer implements AutoCloseable {
     AgentStreamHandler handler = new AgentStreamHandler(
         config.serverId(), config.serverCount(), router, authenticator, metrics, config.flowControlWindow(),
         direct ? ioGroup() : null);
-    ServerServiceDefinition service = ServerServiceDefinition.builder(AgentServiceGrpc.getServiceDescriptor())
-        .addMethod(AgentServiceGrpc.getConnectMethod(), handler)
+    // PacketMarshaller: same wire format, one copy less per received DATA payload.
+    ServerServiceDefinition service = ServerServiceDefinition.builder(AgentServiceGrpc.SERVICE_NAME)
+        .addMethod(PacketMarshaller.of(AgentServiceGrpc.getConnectMethod()), handler)
         .build();
     NettyServerBuilder nb = NettyServerBuilder.forAddress(inet(config.agentBindAddress(), config.agentPort()))
         .addService(service)
@@ -178,8 +180,8 @@ public final class TunnelServer implements AutoCloseable {
   private Server startGrpcFrontend(Path udsName, int port) throws IOException {
     ProxyStreamHandler handler = new ProxyStreamHandler(
         router, metrics, time.ticker(), executor, config.connectionQueueBytes(), config.xfrChannelSize());
-    ServerServiceDefinition service = ServerServiceDefinition.builder(ProxyServiceGrpc.getServiceDescriptor())
-        .addMethod(ProxyServiceGrpc.getProxyMethod(), handler)
+    ServerServiceDefinition service = ServerServiceDefinition.builder(ProxyServiceGrpc.SERVICE_NAME)
+        .addMethod(PacketMarshaller.of(ProxyServiceGrpc.getProxyMethod()), handler)
         .build();
     NettyServerBuilder nb;
     if (udsName != null) {
