@@ -7,7 +7,7 @@ import dev.portage.api.konnectivity.Packet;
 import io.grpc.KnownLength;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
-import io.grpc.protobuf.lite.ProtoLiteUtils;
+import io.grpc.protobuf.ProtoUtils;
 import java.io.IOException;
 import java.io.InputStream;
 
@@ -21,7 +21,7 @@ public final class PacketMarshaller implements MethodDescriptor.Marshaller<Packe
   public static final PacketMarshaller INSTANCE = new PacketMarshaller();
 
   private static final MethodDescriptor.Marshaller<Packet> PROTOBUF =
-      ProtoLiteUtils.marshaller(Packet.getDefaultInstance());
+      ProtoUtils.marshaller(Packet.getDefaultInstance());
 
   private PacketMarshaller() {}
 
