@@ -71,6 +71,11 @@ final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements 
     this.budget = new ReceiveBudget(f.queueBytes, f.queuePackets);
   }
 
+  /** The tunnel's client socket. */
+  Channel channel() {
+    return channel;
+  }
+
   /** Sends the DIAL_REQ; called on the event loop right after the handler is installed. */
   void dial() {
     DialRequest req = DialRequest.newBuilder().setProtocol("tcp").setAddress(target).setRandom(random).build();
