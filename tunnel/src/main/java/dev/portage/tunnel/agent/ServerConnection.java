@@ -171,7 +171,7 @@ final class ServerConnection {
             .executor(loop)
             .flowControlWindow(STREAM_WINDOW)
             // A Connect stream is never replayed, and retry buffering would hold DATA payloads (which
-            // alias pooled socket buffers, see onBackendData) past sendMessage.
+            // live in a reused scratch array, see onBackendData) past sendMessage.
             .disableRetry()
             .keepAliveTime(cfg.keepaliveTime().toNanos(), TimeUnit.NANOSECONDS);
     if (ctx.sslContext() != null) {
