@@ -31,8 +31,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -80,7 +80,11 @@ public final class TunnelServer implements AutoCloseable {
   private TunnelServer(Builder b) {
     this.config = b.config;
     if (b.timeSource == null) {
-      ownedScheduler = Executors.newSingleThreadScheduledExecutor(daemon("portage-server-timer"));
+      ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemon("portage-server-timer"));
+      // Header and dial timeouts are cancelled on almost every connection: drop them from the queue at
+      // once instead of holding each (and the channel it references) until its deadline.
+      timer.setRemoveOnCancelPolicy(true);
+      ownedScheduler = timer;
       time = TimeSource.system(ownedScheduler);
     } else {
       ownedScheduler = null;
