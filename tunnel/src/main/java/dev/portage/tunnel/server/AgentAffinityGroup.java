@@ -13,7 +13,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * The child group of the HTTP CONNECT listener: registers each accepted socket on the event loop of
+ * The child group of the HTTP CONNECT listener and the gRPC frontend server: registers each accepted
+ * socket on the event loop of
  * an agent stream when one is connected ({@link BackendRegistry#preferredLoop()}), else on any loop
  * of the server's group. A tunnel whose socket shares its agent stream's thread moves every packet
  * (DIAL_REQ, DIAL_RSP, DATA both ways, credit) without a cross-thread wake-up, which is most of a

@@ -190,16 +190,18 @@ public final class TunnelServer implements AutoCloseable {
     NettyServerBuilder nb;
     if (udsName != null) {
       prepareUds(udsName);
-      EventLoopGroup group = ioGroup();
       nb = NettyServerBuilder.forAddress(transport.domainSocketAddress(udsName))
-          .channelType(transport.serverDomainSocketChannelType())
-          .bossEventLoopGroup(group)
-          .workerEventLoopGroup(group);
+          .channelType(transport.serverDomainSocketChannelType());
     } else {
-      nb = NettyServerBuilder.forAddress(inet(config.serverBindAddress(), port));
+      nb = NettyServerBuilder.forAddress(inet(config.serverBindAddress(), port))
+          .channelType(transport.serverChannelType());
     }
-    // GrpcFrontend hands every callback to its own SerialExecutor (on the server's pool) at once, so
-    // the transport thread may call it directly: one thread hop less per packet.
+    // A client connection is registered on an agent stream's loop when there is one (AgentAffinityGroup),
+    // where its streams' GrpcFrontends run too: no thread hop inside the server for a tunnel through
+    // that agent. The group is only a view of ioGroup, which outlives the gRPC server.
+    nb.bossEventLoopGroup(ioGroup()).workerEventLoopGroup(new AgentAffinityGroup(ioGroup(), router.backends()::preferredLoop));
+    // GrpcFrontend hands every callback to its own SerialExecutor at once, so the transport thread may
+    // call it directly: one thread hop less per packet.
     nb.addService(service).directExecutor().flowControlWindow(FRONTEND_STREAM_WINDOW);
     keepalive(nb, config.frontendKeepaliveTime());
     if (config.frontendTls() != null) {
