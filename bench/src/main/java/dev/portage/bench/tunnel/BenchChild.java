@@ -16,8 +16,7 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,7 +46,9 @@ public final class BenchChild {
         component = s;
       }
       case "agent" -> {
-        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1);
+        timer.setRemoveOnCancelPolicy(true); // dial timeouts are cancelled on every dial
+
         TunnelAgent a = new TunnelAgent(TunnelAgentConfig.builder().proxyServerHost("127.0.0.1")
             .proxyServerPort(Integer.parseInt(args[1])).agentId("bench-agent")
             .healthServerPort(-1).adminServerPort(-1).build(),

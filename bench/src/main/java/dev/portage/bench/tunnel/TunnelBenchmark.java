@@ -71,8 +71,10 @@ public final class TunnelBenchmark {
       int grpcPort = (int) grpcServer.await("serverPort");
       ChildJvm grpcAgent = track(closeables, new ChildJvm(logs, "1g", "agent", Integer.toString(grpcAgentPort)));
       grpcAgent.await("ready");
+      // Callbacks on the transport thread (they only queue and notify): the client then wakes the
+      // caller thread directly, as the socket routes' blocking reads do, instead of through a pool.
       ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", grpcPort).usePlaintext()
-          .flowControlWindow(4 << 20).build();
+          .flowControlWindow(4 << 20).directExecutor().build();
       closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
 
       List<Route> routes = new ArrayList<>();

@@ -8,6 +8,9 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.Status;
 import io.grpc.StatusException;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
@@ -30,11 +33,17 @@ final class AgentStreamHandler implements ServerCallHandler<Packet, Packet> {
   private final AgentAuthenticator authenticator;
   private final ServerMetrics metrics;
   private final long flowControlWindow;
+  private final EventLoopGroup loops;
 
+  /**
+   * With {@code loops} non-null the agent listener runs on that group with a direct executor, so
+   * {@link #startCall} runs on the stream's own loop and records it in the {@link Backend}.
+   */
   AgentStreamHandler(
       String serverId, int serverCount, PacketRouter router, AgentAuthenticator authenticator, ServerMetrics metrics,
-      long flowControlWindow) {
+      long flowControlWindow, EventLoopGroup loops) {
     this.flowControlWindow = flowControlWindow;
+    this.loops = loops;
     this.serverId = serverId;
     this.serverCount = serverCount;
     this.router = router;
@@ -69,7 +78,7 @@ final class AgentStreamHandler implements ServerCallHandler<Packet, Packet> {
     // per-connection credit bounds each connection, so the shared stream may buffer more.
     call.setOnReadyThreshold(STREAM_READY_THRESHOLD);
 
-    Backend backend = new Backend(agentId, identifiers, call, metrics, flow);
+    Backend backend = new Backend(agentId, identifiers, call, metrics, flow, currentLoop());
     if (flow != null) {
       metrics.flowControlStream(1);
     }
@@ -79,6 +88,19 @@ final class AgentStreamHandler implements ServerCallHandler<Packet, Packet> {
         flow == null ? "off, overflow rule" : "window " + flow.sendWindow() + " to agent, " + flow.receiveWindow() + " from agent");
     call.request(1);
     return new Listener(call, backend);
+  }
+
+  /** The loop of {@link #loops} this thread runs, or null (token auth: startCall runs on a pool). */
+  private EventLoop currentLoop() {
+    if (loops == null) {
+      return null;
+    }
+    for (EventExecutor e : loops) {
+      if (e.inEventLoop() && e instanceof EventLoop loop) {
+        return loop;
+      }
+    }
+    return null;
   }
 
   /**

@@ -6,6 +6,7 @@ import dev.portage.tunnel.wire.AgentIdentifiers;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.Status;
+import io.netty.channel.EventLoop;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
@@ -15,7 +16,7 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * One agent stream ({@code AgentService.Connect} call) and the connections established over it, keyed
  * by the agent's connectID. Thread-safe: {@link #send} may be called from any frontend's thread (a lock
- * keeps the call's single-writer contract; {@code sendMessage} only queues and never blocks); readers
+ * keeps the call's single-writer contract; {@code sendMessage} serializes the packet into gRPC's frame buffers and never blocks); readers
  * wait for {@link #isReady()} through {@link #whenReady} instead of growing gRPC's buffer.
  */
 final class Backend {
@@ -24,6 +25,7 @@ final class Backend {
   private final ServerCall<Packet, Packet> call;
   private final ServerMetrics metrics;
   private final FlowControl flowControl;
+  private final EventLoop eventLoop;
   private final Map<Long, Frontend> connections = new ConcurrentHashMap<>();
   private final Queue<Runnable> readyWaiters = new ConcurrentLinkedQueue<>();
   private final LongAdder bytesToAgent = new LongAdder();
@@ -33,8 +35,9 @@ final class Backend {
 
   Backend(
       String agentId, AgentIdentifiers identifiers, ServerCall<Packet, Packet> call, ServerMetrics metrics,
-      FlowControl flowControl) {
+      FlowControl flowControl, EventLoop eventLoop) {
     this.agentId = agentId;
+    this.eventLoop = eventLoop;
     this.flowControl = flowControl;
     this.identifiers = identifiers;
     this.call = call;
@@ -52,6 +55,15 @@ final class Backend {
   /** The credit windows negotiated on this stream, or null when the agent gets the overflow rule. */
   FlowControl flowControl() {
     return flowControl;
+  }
+
+  /**
+   * The event loop this stream's transport runs on when it is one of the server's own loops (agent
+   * listener without token auth), else null. Frontends placed on it reach the stream without a
+   * cross-thread hand-off.
+   */
+  EventLoop eventLoop() {
+    return eventLoop;
   }
 
   boolean draining() {

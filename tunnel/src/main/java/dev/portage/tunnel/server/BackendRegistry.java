@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import io.netty.channel.EventLoop;
 
 /**
  * The live agent streams and how each {@link ProxyStrategy} picks among them. Updates happen under a
@@ -88,6 +89,27 @@ final class BackendRegistry {
     }
     p.cancel();
     return p.target();
+  }
+
+  /**
+   * The event loop of a connected, non-draining agent stream (random among several), where a new
+   * frontend should live: with one agent, every tunnel shares its stream's thread. Null when no stream
+   * runs on the server's own loops.
+   */
+  EventLoop preferredLoop() {
+    List<Backend> snapshot = backends;
+    int n = snapshot.size();
+    if (n == 0) {
+      return null;
+    }
+    int start = n == 1 ? 0 : ThreadLocalRandom.current().nextInt(n);
+    for (int i = 0; i < n; i++) {
+      Backend b = snapshot.get((start + i) % n);
+      if (b.eventLoop() != null && !b.draining() && !b.closed()) {
+        return b.eventLoop();
+      }
+    }
+    return null;
   }
 
   /** Readiness follows the first strategy, as upstream's does. */

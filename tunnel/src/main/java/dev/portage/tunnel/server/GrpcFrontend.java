@@ -21,7 +21,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One {@code ProxyService.Proxy} stream: one tunneled connection. All state lives on a {@link
- * SerialExecutor}; gRPC callbacks and the router's callbacks are both posted there.
+ * SerialExecutor}; gRPC callbacks and the router's callbacks are both posted there. It runs on an agent
+ * stream's event loop when one is connected (so packets to and from that agent need no thread hop),
+ * else on the server's pool.
  *
  * <p>Flow control: the stream is read with manual {@code request(1)}, and the next packet is requested
  * only when the agent stream {@link Backend#isReady() is ready} and, on a stream with negotiated

@@ -3,7 +3,6 @@ package dev.portage.tunnel.server;
 import com.google.protobuf.ByteString;
 import dev.portage.api.konnectivity.DialRequest;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -11,6 +10,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import dev.portage.tunnel.internal.FlowControl;
+import dev.portage.tunnel.internal.ScratchPayload;
 import dev.portage.tunnel.internal.ReceiveCredit;
 import dev.portage.tunnel.internal.SendCredit;
 import java.util.ArrayDeque;
@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * answers 200 (or an error status) and then relays raw bytes. Owned by the channel's event loop; the
  * router's callbacks hop onto it.
  *
- * <p>Flow control: {@code AUTO_READ} is off and the socket is read one chunk (at most 32 KiB, one DATA
+ * <p>Flow control: {@code AUTO_READ} is off and the socket is read one chunk (at most 256 KiB, one DATA
  * packet) at a time, and again only when the agent stream {@link Backend#isReady() is ready} and, on
  * a stream with negotiated Portage flow control, while this connection has send credit left (else it
  * pauses until the agent's {@code PORTAGE_WINDOW_UPDATE}). Toward the client, DATA goes straight into
@@ -69,6 +69,11 @@ final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements 
     this.target = target;
     this.random = random;
     this.budget = new ReceiveBudget(f.queueBytes, f.queuePackets);
+  }
+
+  /** The tunnel's client socket. */
+  Channel channel() {
+    return channel;
   }
 
   /** Sends the DIAL_REQ; called on the event loop right after the handler is installed. */
@@ -259,7 +264,9 @@ final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements 
       if (sendCredit != null) {
         sendCredit.consume(buf.readableBytes());
       }
-      f.router.forwardData(backend, connectID, ByteString.copyFrom(ByteBufUtil.getBytes(buf)));
+      // Backend.send serializes the packet into gRPC's frame buffers before returning, so the payload
+      // may live in this thread's scratch array.
+      f.router.forwardData(backend, connectID, ScratchPayload.wrap(buf));
     } finally {
       buf.release();
     }

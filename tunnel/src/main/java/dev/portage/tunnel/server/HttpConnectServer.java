@@ -7,7 +7,9 @@ import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
+import java.util.function.Supplier;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.ssl.SslContext;
 import java.io.IOException;
@@ -25,7 +27,8 @@ import org.slf4j.LoggerFactory;
  */
 final class HttpConnectServer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(HttpConnectServer.class);
-  private static final int MAX_CHUNK = 32 * 1024;
+  /** Largest read from a client socket, sent as one DATA packet (see ServerConnection.MAX_CHUNK on the agent). */
+  static final int MAX_CHUNK = 256 * 1024;
 
   private final Channel listener;
   private final Path udsPath;
@@ -42,9 +45,10 @@ final class HttpConnectServer implements AutoCloseable {
   static HttpConnectServer start(
       EventLoopGroup group, NettyTransport transport, SocketAddress address, Path udsPath, boolean deleteExisting,
       SslContext ssl, HttpConnectFrontend.Factory frontends, TimeSource time, Duration headerTimeout,
-      ServerMetrics metrics) throws IOException {
+      ServerMetrics metrics, Supplier<EventLoop> preferredLoop) throws IOException {
     ServerBootstrap b = new ServerBootstrap()
-        .group(group)
+        // Each accepted socket goes to its agent stream's loop when there is one (AgentAffinityGroup).
+        .group(group, new AgentAffinityGroup(group, preferredLoop))
         .childOption(ChannelOption.AUTO_READ, true)
         .childOption(ChannelOption.TCP_NODELAY, true)
         .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)

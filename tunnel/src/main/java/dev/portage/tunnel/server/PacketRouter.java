@@ -104,6 +104,7 @@ final class PacketRouter {
     }
   }
 
+  /** Sends DATA to the agent; {@code data} may be a {@link dev.portage.tunnel.internal.ScratchPayload}: it is serialized before this returns. */
   void forwardData(Backend backend, long connectID, ByteString data) {
     backend.send(Packet.newBuilder()
         .setType(PacketType.DATA)

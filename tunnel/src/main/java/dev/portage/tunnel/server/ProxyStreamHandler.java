@@ -28,7 +28,11 @@ final class ProxyStreamHandler implements ServerCallHandler<Packet, Packet> {
 
   @Override
   public ServerCall.Listener<Packet> startCall(ServerCall<Packet, Packet> call, Metadata headers) {
-    GrpcFrontend f = new GrpcFrontend(call, router, metrics, ticker, executor, queueBytes, queuePackets);
+    // The frontend's serial work runs on an agent stream's loop when there is one: its DIAL_REQ, DATA
+    // and credit then reach the stream (and its DIAL_RSP and DATA come back) without a thread hop.
+    Executor loop = router.backends().preferredLoop();
+    GrpcFrontend f = new GrpcFrontend(
+        call, router, metrics, ticker, loop != null ? loop : executor, queueBytes, queuePackets);
     f.start();
     return f;
   }

@@ -1,6 +1,7 @@
 package dev.portage.tunnel.server;
 
 import dev.portage.api.konnectivity.AgentServiceGrpc;
+import dev.portage.tunnel.internal.PacketMarshaller;
 import dev.portage.api.konnectivity.ProxyServiceGrpc;
 import dev.portage.core.time.TimeSource;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -30,8 +31,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -79,7 +80,11 @@ public final class TunnelServer implements AutoCloseable {
   private TunnelServer(Builder b) {
     this.config = b.config;
     if (b.timeSource == null) {
-      ownedScheduler = Executors.newSingleThreadScheduledExecutor(daemon("portage-server-timer"));
+      ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemon("portage-server-timer"));
+      // Header and dial timeouts are cancelled on almost every connection: drop them from the queue at
+      // once instead of holding each (and the channel it references) until its deadline.
+      timer.setRemoveOnCancelPolicy(true);
+      ownedScheduler = timer;
       time = TimeSource.system(ownedScheduler);
     } else {
       ownedScheduler = null;
@@ -145,20 +150,27 @@ public final class TunnelServer implements AutoCloseable {
     if (config.agentTokenAuth() != null) {
       authenticator = new TokenReviewAuthenticator(requireKubernetes("agent token authentication"), config.agentTokenAuth());
     }
+    boolean direct = config.agentTokenAuth() == null;
     AgentStreamHandler handler = new AgentStreamHandler(
-        config.serverId(), config.serverCount(), router, authenticator, metrics, config.flowControlWindow());
-    ServerServiceDefinition service = ServerServiceDefinition.builder(AgentServiceGrpc.getServiceDescriptor())
-        .addMethod(AgentServiceGrpc.getConnectMethod(), handler)
+        config.serverId(), config.serverCount(), router, authenticator, metrics, config.flowControlWindow(),
+        direct ? ioGroup() : null);
+    // PacketMarshaller: same wire format, one copy less per received DATA payload.
+    ServerServiceDefinition service = ServerServiceDefinition.builder(AgentServiceGrpc.SERVICE_NAME)
+        .addMethod(PacketMarshaller.of(AgentServiceGrpc.getConnectMethod()), handler)
         .build();
     NettyServerBuilder nb = NettyServerBuilder.forAddress(inet(config.agentBindAddress(), config.agentPort()))
         .addService(service)
         .flowControlWindow(AGENT_STREAM_WINDOW)
         .permitKeepAliveTime(30, TimeUnit.SECONDS)
         .permitKeepAliveWithoutCalls(true);
-    if (config.agentTokenAuth() == null) {
+    if (direct) {
       // Nothing on the agent stream blocks without token auth (routing only queues onto frontends),
       // so its callbacks run on the transport thread: one thread hop less on every packet and dial.
-      nb.directExecutor();
+      // The transport runs on the frontends' loops, so frontends can be placed on their agent's loop.
+      nb.directExecutor()
+          .bossEventLoopGroup(ioGroup())
+          .workerEventLoopGroup(ioGroup())
+          .channelType(transport.serverChannelType());
     } else {
       nb.executor(executor); // TokenReview calls block in startCall
     }
@@ -172,22 +184,24 @@ public final class TunnelServer implements AutoCloseable {
   private Server startGrpcFrontend(Path udsName, int port) throws IOException {
     ProxyStreamHandler handler = new ProxyStreamHandler(
         router, metrics, time.ticker(), executor, config.connectionQueueBytes(), config.xfrChannelSize());
-    ServerServiceDefinition service = ServerServiceDefinition.builder(ProxyServiceGrpc.getServiceDescriptor())
-        .addMethod(ProxyServiceGrpc.getProxyMethod(), handler)
+    ServerServiceDefinition service = ServerServiceDefinition.builder(ProxyServiceGrpc.SERVICE_NAME)
+        .addMethod(PacketMarshaller.of(ProxyServiceGrpc.getProxyMethod()), handler)
         .build();
     NettyServerBuilder nb;
     if (udsName != null) {
       prepareUds(udsName);
-      EventLoopGroup group = ioGroup();
       nb = NettyServerBuilder.forAddress(transport.domainSocketAddress(udsName))
-          .channelType(transport.serverDomainSocketChannelType())
-          .bossEventLoopGroup(group)
-          .workerEventLoopGroup(group);
+          .channelType(transport.serverDomainSocketChannelType());
     } else {
-      nb = NettyServerBuilder.forAddress(inet(config.serverBindAddress(), port));
+      nb = NettyServerBuilder.forAddress(inet(config.serverBindAddress(), port))
+          .channelType(transport.serverChannelType());
     }
-    // GrpcFrontend hands every callback to its own SerialExecutor (on the server's pool) at once, so
-    // the transport thread may call it directly: one thread hop less per packet.
+    // A client connection is registered on an agent stream's loop when there is one (AgentAffinityGroup),
+    // where its streams' GrpcFrontends run too: no thread hop inside the server for a tunnel through
+    // that agent. The group is only a view of ioGroup, which outlives the gRPC server.
+    nb.bossEventLoopGroup(ioGroup()).workerEventLoopGroup(new AgentAffinityGroup(ioGroup(), router.backends()::preferredLoop));
+    // GrpcFrontend hands every callback to its own SerialExecutor at once, so the transport thread may
+    // call it directly: one thread hop less per packet.
     nb.addService(service).directExecutor().flowControlWindow(FRONTEND_STREAM_WINDOW);
     keepalive(nb, config.frontendKeepaliveTime());
     if (config.frontendTls() != null) {
@@ -204,7 +218,7 @@ public final class TunnelServer implements AutoCloseable {
         config.deleteExistingUdsFile(),
         config.frontendTls() == null ? null : TlsContexts.server(
             config.frontendTls().cert(), config.frontendTls().key(), config.frontendTls().clientCa(), tlsOptions()),
-        frontends, time, config.headerReadTimeout(), metrics);
+        frontends, time, config.headerReadTimeout(), metrics, router.backends()::preferredLoop);
     closeables.add(httpConnectServer);
   }
 

@@ -190,7 +190,8 @@ class AgentFlowControlIntegrationTest {
     TestBackend backend = closeLater(TestBackend.manual());
     long id = dial(s, 1, backend.address());
     Socket socket = closeLater(backend.nextSocket());
-    byte[] payload = push(socket, 4 * SERVER_WINDOW);
+    // Each pause comes after at most a window plus one read: enough for at least two pauses.
+    byte[] payload = push(socket, 3 * (SERVER_WINDOW + ServerConnection.MAX_CHUNK));
 
     java.io.ByteArrayOutputStream got = new java.io.ByteArrayOutputStream();
     int packets = 0;

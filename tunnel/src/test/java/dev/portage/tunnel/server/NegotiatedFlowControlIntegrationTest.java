@@ -136,8 +136,8 @@ class NegotiatedFlowControlIntegrationTest {
       await().atMost(Duration.ofSeconds(10)).until(() -> fx.metric(
           "konnectivity_network_proxy_server_flow_control_paused_connections", "service_method", "HTTP-CONNECT") == 1);
       long forwarded = receiveEverythingSent(agent);
-      assertThat(forwarded).as("paused at the window, one read at most beyond it")
-          .isBetween((long) AGENT_WINDOW, (long) AGENT_WINDOW + CHUNK);
+      assertThat(forwarded).as("paused at the window, one socket read (at most MAX_CHUNK) at most beyond it")
+          .isBetween((long) AGENT_WINDOW, (long) AGENT_WINDOW + HttpConnectServer.MAX_CHUNK);
       agent.send(windowUpdate(1, forwarded));
       while (forwarded < upload.length) {
         forwarded += agent.nextPacket(PacketType.DATA).getData().getData().size();
