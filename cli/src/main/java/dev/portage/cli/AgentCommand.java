@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Callable;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -134,7 +133,7 @@ public final class AgentCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     TunnelAgentConfig config = toConfig();
     ScheduledExecutorService scheduler =
-        Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("portage-agent-timer").unstarted(r));
+        TimeSource.newTimer("portage-agent-timer");
     try (TunnelAgent agent = new TunnelAgent(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
       agent.start();
       StopSignals.await(log, agent::drain);

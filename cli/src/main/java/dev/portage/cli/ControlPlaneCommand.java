@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -77,7 +76,7 @@ public final class ControlPlaneCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     ControlPlaneConfig config = toConfig();
     ScheduledExecutorService scheduler =
-        Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("portage-control-timer").unstarted(r));
+        TimeSource.newTimer("portage-control-timer");
     try (ControlPlane plane = new ControlPlane(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
       plane.start();
       StopSignals.await(log, null);

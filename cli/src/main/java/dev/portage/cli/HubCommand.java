@@ -13,7 +13,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -107,8 +106,7 @@ public final class HubCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     EdgeHubConfig config = toConfig();
-    ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(
-        r -> Thread.ofPlatform().daemon().name("portage-hub-timer").unstarted(r));
+    ScheduledExecutorService scheduler = TimeSource.newTimer("portage-hub-timer");
     try (EdgeHub hub = new EdgeHub(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
       hub.start();
       StopSignals.await(log, null);

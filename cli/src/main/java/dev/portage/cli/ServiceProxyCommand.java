@@ -7,7 +7,6 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,8 +65,7 @@ public final class ServiceProxyCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     ServiceProxyConfig config = toConfig();
-    ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(
-        r -> Thread.ofPlatform().daemon().name("portage-service-proxy-sync").unstarted(r));
+    ScheduledExecutorService scheduler = TimeSource.newTimer("portage-service-proxy-sync");
     try (ServiceProxy proxy = new ServiceProxy(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
       proxy.start();
       StopSignals.await(log, null);

@@ -6,7 +6,6 @@ import dev.portage.proxy.mesh.SidecarConfig;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Duration;
 import java.util.concurrent.Callable;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -61,8 +60,7 @@ public final class SidecarCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     SidecarConfig config = toConfig();
-    ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(
-        r -> Thread.ofPlatform().daemon().name("portage-sidecar-timer").unstarted(r));
+    ScheduledExecutorService scheduler = TimeSource.newTimer("portage-sidecar-timer");
     try (Sidecar sidecar = new Sidecar(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
       sidecar.start();
       StopSignals.await(log, null);

@@ -1,5 +1,6 @@
 package dev.portage.cli.quickstart;
 
+import dev.portage.core.time.TimeSource;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
@@ -46,7 +47,7 @@ public final class DemoBackend implements AutoCloseable {
     HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 128);
     ExecutorService executor = Executors.newFixedThreadPool(4, Thread.ofPlatform().daemon().name("demo-" + name + "-", 0).factory());
     ScheduledExecutorService timers =
-        Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon().name("demo-" + name + "-timer").factory());
+        TimeSource.newTimer("demo-" + name + "-timer");
     DemoBackend backend = new DemoBackend(name, latency, server, timers, executor);
     server.createContext("/", backend::handle);
     server.setExecutor(executor);

@@ -35,7 +35,6 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -56,7 +55,7 @@ public final class Quickstart implements AutoCloseable {
   private final Deque<AutoCloseable> started = new ArrayDeque<>();
   private final String host;
   private final ScheduledExecutorService scheduler =
-      Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon().name("portage-quickstart-timer").factory());
+      TimeSource.newTimer("portage-quickstart-timer");
   private List<DemoBackend> backends;
   private TunnelServer server;
   private TunnelAgent agent;

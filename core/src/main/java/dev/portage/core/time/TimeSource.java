@@ -2,6 +2,7 @@ package dev.portage.core.time;
 
 import java.time.InstantSource;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 
 /**
  * The three faces of time a component needs, injected together: a {@link Ticker} for intervals, an
@@ -23,5 +24,21 @@ public record TimeSource(Ticker ticker, InstantSource wall, ScheduledExecutorSer
   /** Real time with the given scheduler for timers. */
   public static TimeSource system(ScheduledExecutorService scheduler) {
     return new TimeSource(Ticker.system(), InstantSource.system(), scheduler);
+  }
+
+  /**
+   * A new single-thread timer on a daemon thread named {@code threadName}, for {@link
+   * #system(ScheduledExecutorService)}. Cancelled tasks leave its queue at once: components cancel
+   * a timeout on almost every connection (header, dial, idle), and a queue that kept each until its
+   * deadline would hold every finished connection's objects that long. The caller shuts it down.
+   */
+  public static ScheduledExecutorService newTimer(String threadName) {
+    if (threadName == null || threadName.isBlank()) {
+      throw new IllegalArgumentException("threadName: '" + threadName + "' (expected: a name)");
+    }
+    ScheduledThreadPoolExecutor timer =
+        new ScheduledThreadPoolExecutor(1, Thread.ofPlatform().daemon().name(threadName).factory());
+    timer.setRemoveOnCancelPolicy(true);
+    return timer;
   }
 }

@@ -32,7 +32,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -80,11 +79,8 @@ public final class TunnelServer implements AutoCloseable {
   private TunnelServer(Builder b) {
     this.config = b.config;
     if (b.timeSource == null) {
-      ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemon("portage-server-timer"));
-      // Header and dial timeouts are cancelled on almost every connection: drop them from the queue at
-      // once instead of holding each (and the channel it references) until its deadline.
-      timer.setRemoveOnCancelPolicy(true);
-      ownedScheduler = timer;
+      // Header and dial timeouts are cancelled on almost every connection; this timer drops them.
+      ownedScheduler = TimeSource.newTimer("portage-server-timer");
       time = TimeSource.system(ownedScheduler);
     } else {
       ownedScheduler = null;
