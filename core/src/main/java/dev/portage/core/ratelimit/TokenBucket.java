@@ -107,19 +107,22 @@ public final class TokenBucket {
       long word = ep.state.get();
       long l = last.get();
       long t = Math.max(now, l);
-      if (word == SEALED || lastEvent > t) {
-        // A rate or burst change is being installed, or a reservation is in the future: the lock
-        // path keeps Go's bookkeeping (lastEvent) exact.
+      if (word == SEALED || lastEvent > t || ep.rate == 0) {
+        // A rate or burst change is being installed, a reservation is in the future (the lock path
+        // keeps Go's bookkeeping of it exact), or a rate of 0 (tokens, not a time, in the word).
         synchronized (lock) {
           return reserveLocked(now, n, 0) != NEVER;
         }
       }
       double tt = t - origin;
-      double left = ep.tokensAt(word, tt) - n;
-      if (left < 0 || n > ep.burst) {
+      // GCRA in nanoseconds: the empty time, moved up to "full now" if the bucket overflowed, plus
+      // the time the n tokens take to arrive; granted if that is not after now.
+      double empty = Math.max(Double.longBitsToDouble(word), tt - ep.burstNanos);
+      double next = empty + n * ep.nanosPerToken;
+      if (next > tt) {
         return false; // refused: nothing to write
       }
-      if (ep.state.compareAndSet(word, ep.word(left, tt))) {
+      if (ep.state.compareAndSet(word, Double.doubleToRawLongBits(next))) {
         if (t > l) {
           last.lazySet(t);
         }
@@ -426,11 +429,16 @@ public final class TokenBucket {
   private static final class Epoch {
     final double rate;
     final int burst;
+    /** Time one token takes to arrive, and a full bucket (finite positive rates; else unused). */
+    final double nanosPerToken;
+    final double burstNanos;
     final AtomicLong state;
 
     Epoch(double rate, int burst, double tokens, double tt) {
       this.rate = rate;
       this.burst = burst;
+      this.nanosPerToken = NANOS_PER_SECOND / rate;
+      this.burstNanos = burst * (double) NANOS_PER_SECOND / rate;
       this.state = new AtomicLong(word(tokens, tt));
     }
 
