@@ -2,7 +2,8 @@ package dev.portage.core.ratelimit;
 
 import dev.portage.core.time.Ticker;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicLong;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * A token bucket with the semantics of Go's {@code golang.org/x/time/rate.Limiter}: tokens arrive at
@@ -40,12 +41,6 @@ public final class TokenBucket {
   /** Rate, burst and the state word; replaced only under {@link #lock}. */
   private volatile Epoch epoch;
   /**
-   * Ticker time of the last granted change; readings before it count as it. Raised after the state
-   * compare-and-set (a release store: a concurrent caller may miss the newest value, which only makes
-   * it count fewer tokens).
-   */
-  private final AtomicLong last;
-  /**
    * Time to act of the latest granted reservation, for {@link #cancel}; written only under the lock,
    * before the state compare-and-set. {@code tryAcquire} takes the lock while it is in the future, so
    * its own grants (which Go records here as "now") need not write it.
@@ -72,9 +67,8 @@ public final class TokenBucket {
     this.ticker = ticker;
     this.sleeper = sleeper != null ? sleeper : Sleeper.parking(ticker);
     this.origin = ticker.nanoTime();
-    this.last = new AtomicLong(origin);
     this.lastEvent = origin;
-    this.epoch = new Epoch(rate, burst, burst, 0);
+    this.epoch = new Epoch(rate, burst, burst, 0, origin);
   }
 
   /** The rate that lets one token arrive every {@code interval}; a zero interval means {@link #INF}. */
@@ -104,8 +98,8 @@ public final class TokenBucket {
       if (ep.rate == INF) {
         return true;
       }
-      long word = ep.state.get();
-      long l = last.get();
+      long word = ep.state();
+      long l = ep.last();
       long t = Math.max(now, l);
       if (word == SEALED || lastEvent > t || ep.rate == 0) {
         // A rate or burst change is being installed, a reservation is in the future (the lock path
@@ -122,9 +116,9 @@ public final class TokenBucket {
       if (next > tt) {
         return false; // refused: nothing to write
       }
-      if (ep.state.compareAndSet(word, Double.doubleToRawLongBits(next))) {
+      if (ep.casState(word, Double.doubleToRawLongBits(next))) {
         if (t > l) {
-          last.lazySet(t);
+          ep.publishLast(t);
         }
         return true;
       }
@@ -226,7 +220,7 @@ public final class TokenBucket {
       if (ep.rate == INF) {
         return INF;
       }
-      return ep.tokensAt(ep.state.get(), Math.max(now, last.get()) - origin);
+      return ep.tokensAt(ep.state(), Math.max(now, ep.last()) - origin);
     }
   }
 
@@ -244,7 +238,7 @@ public final class TokenBucket {
   public String toString() {
     synchronized (lock) {
       Epoch ep = epoch;
-      double tokens = ep.rate == INF ? INF : ep.tokensAt(ep.state.get(), last.get() - origin);
+      double tokens = ep.rate == INF ? INF : ep.tokensAt(ep.state(), ep.last() - origin);
       return "TokenBucket{rate=" + ep.rate + ", burst=" + ep.burst + ", tokens=" + tokens + '}';
     }
   }
@@ -257,12 +251,12 @@ public final class TokenBucket {
   private long reserveLocked(long now, int n, long maxWaitNanos) {
     Epoch ep = epoch; // current and unsealed: only replaced under the lock
     for (;;) {
-      long t = Math.max(now, last.get());
+      long t = Math.max(now, ep.last());
       reservedAt = t;
       if (ep.rate == INF) {
         return 0;
       }
-      long word = ep.state.get();
+      long word = ep.state();
       double tt = t - origin;
       double left = ep.tokensAt(word, tt) - n;
       long wait = left < 0 ? nanosForTokens(ep.rate, -left) : 0;
@@ -272,8 +266,8 @@ public final class TokenBucket {
       long previousEvent = lastEvent;
       // Before the state: a lock-free caller that sees the new state also sees the pending event.
       lastEvent = saturatedAdd(t, wait);
-      if (ep.state.compareAndSet(word, ep.word(left, tt))) {
-        raiseLast(t);
+      if (ep.casState(word, ep.word(left, tt))) {
+        ep.raiseLast(t);
         return wait;
       }
       lastEvent = previousEvent; // a lock-free grant came first: decide again
@@ -299,12 +293,12 @@ public final class TokenBucket {
       }
       long t;
       for (;;) {
-        t = Math.max(now, last.get());
-        long word = ep.state.get();
+        t = Math.max(now, ep.last());
+        long word = ep.state();
         double tt = t - origin;
         double tokens = Math.min(ep.burst, ep.tokensAt(word, tt) + restore);
-        if (ep.state.compareAndSet(word, ep.word(tokens, tt))) {
-          raiseLast(t);
+        if (ep.casState(word, ep.word(tokens, tt))) {
+          ep.raiseLast(t);
           break;
         }
       }
@@ -333,8 +327,8 @@ public final class TokenBucket {
       if (ep.rate == INF) {
         return 0;
       }
-      long t = Math.max(now, last.get());
-      double missing = n - ep.tokensAt(ep.state.get(), t - origin);
+      long t = Math.max(now, ep.last());
+      double missing = n - ep.tokensAt(ep.state(), t - origin);
       if (missing <= 0) {
         return 0;
       }
@@ -350,20 +344,13 @@ public final class TokenBucket {
     Epoch old = epoch;
     long word;
     do {
-      word = old.state.get();
-    } while (!old.state.compareAndSet(word, SEALED));
-    long t = Math.max(now, last.get());
+      word = old.state();
+    } while (!old.casState(word, SEALED));
+    long t = Math.max(now, old.last());
     double tt = t - origin;
     // Under INF the bucket counts as full, so a switch back to a finite rate starts with the burst.
     double tokens = old.rate == INF ? old.burst : old.tokensAt(word, tt);
-    epoch = new Epoch(newRate, newBurst, tokens, tt);
-    raiseLast(t);
-  }
-
-  private void raiseLast(long t) {
-    if (t > last.get()) {
-      last.lazySet(t);
-    }
+    epoch = new Epoch(newRate, newBurst, tokens, tt, t);
   }
 
   static double tokensForNanos(double rate, long nanos) {
@@ -424,22 +411,64 @@ public final class TokenBucket {
    * A rate and burst with the state word they govern. For a finite positive rate the word holds the
    * bits of a double: the origin-relative time (nanoseconds) at which the bucket would have been
    * empty, so the tokens at time tt are {@code min(burst, (tt - empty) * rate)}; for rate 0 it holds
-   * the tokens themselves; under {@link #INF} it is unused. {@link #SEALED} once replaced.
+   * the tokens themselves; under {@link #INF} it is unused. {@link #SEALED} once replaced. Beside it,
+   * in the same object so that a grant writes one cache line, the ticker time of the last granted
+   * change: readings before it count as it. It is raised after the state compare-and-set with a
+   * release store, so a concurrent caller may miss the newest value, which only makes it count fewer
+   * tokens.
    */
   private static final class Epoch {
+    private static final VarHandle STATE;
+    private static final VarHandle LAST;
+
+    static {
+      try {
+        MethodHandles.Lookup lookup = MethodHandles.lookup();
+        STATE = lookup.findVarHandle(Epoch.class, "state", long.class);
+        LAST = lookup.findVarHandle(Epoch.class, "last", long.class);
+      } catch (ReflectiveOperationException e) {
+        throw new ExceptionInInitializerError(e);
+      }
+    }
+
     final double rate;
     final int burst;
     /** Time one token takes to arrive, and a full bucket (finite positive rates; else unused). */
     final double nanosPerToken;
     final double burstNanos;
-    final AtomicLong state;
+    private volatile long state;
+    private volatile long last;
 
-    Epoch(double rate, int burst, double tokens, double tt) {
+    Epoch(double rate, int burst, double tokens, double tt, long last) {
       this.rate = rate;
       this.burst = burst;
       this.nanosPerToken = NANOS_PER_SECOND / rate;
       this.burstNanos = burst * (double) NANOS_PER_SECOND / rate;
-      this.state = new AtomicLong(word(tokens, tt));
+      this.state = word(tokens, tt);
+      this.last = last;
+    }
+
+    long state() {
+      return state;
+    }
+
+    boolean casState(long expected, long next) {
+      return STATE.compareAndSet(this, expected, next);
+    }
+
+    long last() {
+      return last;
+    }
+
+    /** A release store: on the lock-free path only, after a successful compare-and-set. */
+    void publishLast(long t) {
+      LAST.setRelease(this, t);
+    }
+
+    void raiseLast(long t) {
+      if (t > last) {
+        LAST.setRelease(this, t);
+      }
     }
 
     /** Tokens at origin-relative time {@code tt} (never before the last granted change). */
