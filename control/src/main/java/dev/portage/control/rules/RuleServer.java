@@ -26,6 +26,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -75,6 +76,8 @@ public final class RuleServer implements AutoCloseable {
   private final ServerServiceDefinition definition;
   private volatile Watch watch;
   private volatile boolean closed;
+  /** Test seam: runs where a subscription found no state for a kind, before it lists the store. */
+  private volatile Consumer<RuleKind> onFirstBuild = kind -> {};
 
   /**
    * @param tokens checks bearer tokens; null to refuse them (certificates and anonymous clients, when
@@ -213,7 +216,13 @@ public final class RuleServer implements AutoCloseable {
     if (s != null) {
       return s;
     }
+    onFirstBuild.accept(kind);
     return publish(builder.build(kind, store.list(kind.type()), time.ticker().nanoTime()));
+  }
+
+  /** Test seam: {@code hook} runs on the subscribing thread between a missing state and its build. */
+  void onFirstBuild(Consumer<RuleKind> hook) {
+    onFirstBuild = Objects.requireNonNull(hook, "hook");
   }
 
   void removed(RuleConnection c) {
@@ -224,9 +233,26 @@ public final class RuleServer implements AutoCloseable {
 
   // ---- internals ----
 
-  /** Keeps the newer of the current and the given state; returns the one kept. */
+  /**
+   * Keeps the newer of the current and the given state and returns the one kept; if that is {@code
+   * s}, offers it to every connection. Whoever installs a state fans it out, whether a flush or the
+   * first subscriber of a type: a subscriber may have read the older state just before (two first
+   * subscriptions building concurrently, the store changing between their lists), and the flush of
+   * that same revision later finds it installed and must not be the only one to fan it out. A
+   * connection reading {@link #latest} after the install gets the new state from there, one reading
+   * it before gets the offer after its subscription (both hop onto the connection's context in that
+   * order); offering a state a connection already has is a no-op.
+   */
   private TypeSnapshot publish(TypeSnapshot s) {
-    return latest.merge(s.kind(), s, (old, neu) -> neu.revision() > old.revision() ? neu : old);
+    TypeSnapshot kept = latest.merge(s.kind(), s, (old, neu) -> neu.revision() > old.revision() ? neu : old);
+    if (kept == s) {
+      log.debug("dds: {} at revision {} ({} objects) to {} connections",
+          s.kind().type(), s.revision(), s.entries().size(), connections.size());
+      for (RuleConnection c : connections.values()) {
+        c.offer(s);
+      }
+    }
+    return kept;
   }
 
   /** On {@link #serial}: re-list a type after its debounce and fan the new state out. */
@@ -234,15 +260,7 @@ public final class RuleServer implements AutoCloseable {
     if (closed) {
       return;
     }
-    TypeSnapshot s = builder.build(kind, store.list(kind.type()), firstChangeNanos);
-    if (publish(s) != s) {
-      return;
-    }
-    log.debug("dds: {} at revision {} ({} objects) to {} connections",
-        kind.type(), s.revision(), s.entries().size(), connections.size());
-    for (RuleConnection c : connections.values()) {
-      c.offer(s);
-    }
+    publish(builder.build(kind, store.list(kind.type()), firstChangeNanos));
   }
 
   private StreamObserver<ObserveRequest> observe(StreamObserver<ObserveResponse> responseObserver) {

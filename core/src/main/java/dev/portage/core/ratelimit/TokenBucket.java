@@ -2,6 +2,8 @@ package dev.portage.core.ratelimit;
 
 import dev.portage.core.time.Ticker;
 import java.time.Duration;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * A token bucket with the semantics of Go's {@code golang.org/x/time/rate.Limiter}: tokens arrive at
@@ -10,9 +12,15 @@ import java.time.Duration;
  * ({@link #acquire}). A rate of {@link #INF} allows everything and ignores the burst; a rate of 0 lets
  * only the tokens already in the bucket be spent.
  *
- * <p>Thread-safe. Every operation takes one short, uncontended-fast lock over primitive fields and
- * allocates nothing on the {@code tryAcquire} path; the ticker is read outside the lock, so a reading
- * older than the last committed one counts as that one (time never runs backwards for the bucket).
+ * <p>Thread-safe. {@link #tryAcquire} is lock-free and allocates nothing: the bucket's state is one
+ * word, GCRA-style — the (origin-relative) time at which the bucket would have been empty, so the
+ * tokens at time t are {@code min(burst, (t - empty) * rate)} — and a grant is one compare-and-set on
+ * it; a refusal writes nothing. Reservations, cancellation, rate and burst changes take a lock and
+ * compare-and-set the same word (a rate or burst change seals the word and installs a new one, so a
+ * concurrent {@code tryAcquire} never mixes an old rate with a new state). The ticker is read before
+ * any of this, so a reading older than the last granted one counts as that one (time never runs
+ * backwards for the bucket); under concurrent callers "the last granted one" may lag by the
+ * interleaving, which only ever grants fewer tokens, never more than {@code burst + rate * time}.
  */
 public final class TokenBucket {
 
@@ -22,19 +30,24 @@ public final class TokenBucket {
   static final long NANOS_PER_SECOND = 1_000_000_000L;
   /** The delay of a reservation that can never be honoured, like Go's {@code InfDuration}. */
   static final long NEVER = Long.MAX_VALUE;
+  /** The state word of a replaced {@link Epoch}: a NaN payload that arithmetic never produces. */
+  private static final long SEALED = 0x7ff0_0000_0000_0001L;
 
   private final Ticker ticker;
   private final Sleeper sleeper;
   private final Object lock = new Object();
-
-  // Guarded by lock.
-  private double rate;
-  private int burst;
-  private double tokens;
-  /** Ticker time of the last state change; readings before it count as it. */
-  private long last;
-  /** Time to act of the latest granted reservation, used by cancel to spot later reservations. */
-  private long lastEvent;
+  /** Ticker time at creation; state times are doubles relative to it, so they stay small and precise. */
+  private final long origin;
+  /** Rate, burst and the state word; replaced only under {@link #lock}. */
+  private volatile Epoch epoch;
+  /**
+   * Time to act of the latest granted reservation, for {@link #cancel}; written only under the lock,
+   * before the state compare-and-set. {@code tryAcquire} takes the lock while it is in the future, so
+   * its own grants (which Go records here as "now") need not write it.
+   */
+  private volatile long lastEvent;
+  /** Guarded by lock: the (clamped) time of the last {@link #reserveLocked} call. */
+  private long reservedAt;
 
   /**
    * A bucket with the given rate (tokens per second, {@code >= 0}, or {@link #INF}) and burst ({@code
@@ -53,11 +66,9 @@ public final class TokenBucket {
     }
     this.ticker = ticker;
     this.sleeper = sleeper != null ? sleeper : Sleeper.parking(ticker);
-    this.rate = rate;
-    this.burst = burst;
-    this.tokens = burst;
-    this.last = ticker.nanoTime();
-    this.lastEvent = last;
+    this.origin = ticker.nanoTime();
+    this.lastEvent = origin;
+    this.epoch = new Epoch(rate, burst, burst, 0, origin);
   }
 
   /** The rate that lets one token arrive every {@code interval}; a zero interval means {@link #INF}. */
@@ -82,8 +93,36 @@ public final class TokenBucket {
   public boolean tryAcquire(int n) {
     checkN(n);
     long now = ticker.nanoTime();
-    synchronized (lock) {
-      return reserveLocked(now, n, 0) != NEVER;
+    for (;;) {
+      Epoch ep = epoch;
+      if (ep.rate == INF) {
+        return true;
+      }
+      long word = ep.state();
+      long l = ep.last();
+      long t = Math.max(now, l);
+      if (word == SEALED || lastEvent > t || ep.rate == 0) {
+        // A rate or burst change is being installed, a reservation is in the future (the lock path
+        // keeps Go's bookkeeping of it exact), or a rate of 0 (tokens, not a time, in the word).
+        synchronized (lock) {
+          return reserveLocked(now, n, 0) != NEVER;
+        }
+      }
+      double tt = t - origin;
+      // GCRA in nanoseconds: the empty time, moved up to "full now" if the bucket overflowed, plus
+      // the time the n tokens take to arrive; granted if that is not after now.
+      double empty = Math.max(Double.longBitsToDouble(word), tt - ep.burstNanos);
+      double next = empty + n * ep.nanosPerToken;
+      if (next > tt) {
+        return false; // refused: nothing to write
+      }
+      if (ep.casState(word, Double.doubleToRawLongBits(next))) {
+        if (t > l) {
+          ep.publishLast(t);
+        }
+        return true;
+      }
+      // Another caller changed the state since the read: decide again on the new state.
     }
   }
 
@@ -103,9 +142,9 @@ public final class TokenBucket {
     synchronized (lock) {
       long wait = reserveLocked(now, n, maxWaitNanos);
       if (wait == NEVER) {
-        return new Reservation(this, false, 0, NEVER, rate);
+        return new Reservation(this, false, 0, NEVER, epoch.rate);
       }
-      return new Reservation(this, true, n, saturatedAdd(Math.max(now, last), wait), rate);
+      return new Reservation(this, true, n, saturatedAdd(reservedAt, wait), epoch.rate);
     }
   }
 
@@ -130,8 +169,9 @@ public final class TokenBucket {
     Reservation r;
     long now = ticker.nanoTime();
     synchronized (lock) {
-      if (n > burst && rate != INF) {
-        throw new IllegalArgumentException("n: " + n + " (expected: <= burst " + burst + ")");
+      Epoch ep = epoch;
+      if (n > ep.burst && ep.rate != INF) {
+        throw new IllegalArgumentException("n: " + n + " (expected: <= burst " + ep.burst + ")");
       }
       long wait = reserveLocked(now, n, timeoutNanos);
       if (wait == NEVER) {
@@ -140,7 +180,7 @@ public final class TokenBucket {
       if (wait == 0) {
         return true;
       }
-      r = new Reservation(this, true, n, saturatedAdd(Math.max(now, last), wait), rate);
+      r = new Reservation(this, true, n, saturatedAdd(reservedAt, wait), ep.rate);
     }
     try {
       sleeper.sleepNanos(r.delayNanos());
@@ -156,8 +196,7 @@ public final class TokenBucket {
     checkRate(newRate);
     long now = ticker.nanoTime();
     synchronized (lock) {
-      advanceLocked(now);
-      rate = newRate;
+      replaceEpoch(now, newRate, epoch.burst);
     }
   }
 
@@ -166,8 +205,7 @@ public final class TokenBucket {
     checkBurst(newBurst);
     long now = ticker.nanoTime();
     synchronized (lock) {
-      advanceLocked(now);
-      burst = newBurst;
+      replaceEpoch(now, epoch.rate, newBurst);
     }
   }
 
@@ -178,56 +216,62 @@ public final class TokenBucket {
   public double tokens() {
     long now = ticker.nanoTime();
     synchronized (lock) {
-      if (rate == INF) {
+      Epoch ep = epoch;
+      if (ep.rate == INF) {
         return INF;
       }
-      return advancedTokens(Math.max(now, last));
+      return ep.tokensAt(ep.state(), Math.max(now, ep.last()) - origin);
     }
   }
 
   /** Tokens per second. */
   public double rate() {
-    synchronized (lock) {
-      return rate;
-    }
+    return epoch.rate;
   }
 
   /** Most tokens the bucket holds. */
   public int burst() {
-    synchronized (lock) {
-      return burst;
-    }
+    return epoch.burst;
   }
 
   @Override
   public String toString() {
     synchronized (lock) {
-      return "TokenBucket{rate=" + rate + ", burst=" + burst + ", tokens=" + tokens + '}';
+      Epoch ep = epoch;
+      double tokens = ep.rate == INF ? INF : ep.tokensAt(ep.state(), ep.last() - origin);
+      return "TokenBucket{rate=" + ep.rate + ", burst=" + ep.burst + ", tokens=" + tokens + '}';
     }
   }
 
   /**
-   * Go's {@code reserveN}: takes {@code n} tokens and returns the wait until they are paid for, or
-   * {@link #NEVER} when the request is refused (then only time moves). Allocates nothing.
+   * Go's {@code reserveN}, holding the lock: takes {@code n} tokens and returns the wait until they
+   * are paid for (from {@link #reservedAt}), or {@link #NEVER} when the request is refused (then
+   * nothing changes). Allocates nothing.
    */
   private long reserveLocked(long now, int n, long maxWaitNanos) {
-    if (rate == INF) {
-      return 0;
+    Epoch ep = epoch; // current and unsealed: only replaced under the lock
+    for (;;) {
+      long t = Math.max(now, ep.last());
+      reservedAt = t;
+      if (ep.rate == INF) {
+        return 0;
+      }
+      long word = ep.state();
+      double tt = t - origin;
+      double left = ep.tokensAt(word, tt) - n;
+      long wait = left < 0 ? nanosForTokens(ep.rate, -left) : 0;
+      if (n > ep.burst || wait > maxWaitNanos || wait == NEVER) {
+        return NEVER;
+      }
+      long previousEvent = lastEvent;
+      // Before the state: a lock-free caller that sees the new state also sees the pending event.
+      lastEvent = saturatedAdd(t, wait);
+      if (ep.casState(word, ep.word(left, tt))) {
+        ep.raiseLast(t);
+        return wait;
+      }
+      lastEvent = previousEvent; // a lock-free grant came first: decide again
     }
-    long t = Math.max(now, last);
-    double left = advancedTokens(t) - n;
-    long wait = 0;
-    if (left < 0) {
-      wait = nanosForTokens(rate, -left);
-    }
-    if (n > burst || wait > maxWaitNanos || wait == NEVER) {
-      // Not granted: committing the advance is equivalent to leaving the state alone.
-      return NEVER;
-    }
-    last = t;
-    tokens = left;
-    lastEvent = saturatedAdd(t, wait);
-    return wait;
   }
 
   /** Gives back what a reservation took, minus the tokens later reservations took after it (Go's CancelAt). */
@@ -238,7 +282,8 @@ public final class TokenBucket {
         return;
       }
       r.cancelled = true;
-      if (rate == INF || r.tokens == 0 || r.timeToAct < now) {
+      Epoch ep = epoch;
+      if (ep.rate == INF || r.tokens == 0 || r.timeToAct < now) {
         return;
       }
       // Tokens reserved after r pushed lastEvent past r.timeToAct; those stay taken.
@@ -246,9 +291,17 @@ public final class TokenBucket {
       if (restore <= 0) {
         return;
       }
-      long t = Math.max(now, last);
-      tokens = Math.min(burst, advancedTokens(t) + restore);
-      last = t;
+      long t;
+      for (;;) {
+        t = Math.max(now, ep.last());
+        long word = ep.state();
+        double tt = t - origin;
+        double tokens = Math.min(ep.burst, ep.tokensAt(word, tt) + restore);
+        if (ep.casState(word, ep.word(tokens, tt))) {
+          ep.raiseLast(t);
+          break;
+        }
+      }
       if (r.timeToAct == lastEvent) {
         long prevEvent = r.timeToAct - nanosForTokens(r.rate, r.tokens);
         if (prevEvent >= t) {
@@ -270,31 +323,34 @@ public final class TokenBucket {
   long nanosUntilAvailable(int n) {
     long now = ticker.nanoTime();
     synchronized (lock) {
-      if (rate == INF) {
+      Epoch ep = epoch;
+      if (ep.rate == INF) {
         return 0;
       }
-      long t = Math.max(now, last);
-      double missing = n - advancedTokens(t);
+      long t = Math.max(now, ep.last());
+      double missing = n - ep.tokensAt(ep.state(), t - origin);
       if (missing <= 0) {
         return 0;
       }
-      return n > burst ? NEVER : saturatedAdd(t - now, nanosForTokens(rate, missing));
+      return n > ep.burst ? NEVER : saturatedAdd(t - now, nanosForTokens(ep.rate, missing));
     }
   }
 
-  private void advanceLocked(long now) {
-    long t = Math.max(now, last);
+  /**
+   * Holding the lock: seals the current epoch's word (lock-free callers then wait on the lock), and
+   * installs a new rate and burst that start from the tokens there are now.
+   */
+  private void replaceEpoch(long now, double newRate, int newBurst) {
+    Epoch old = epoch;
+    long word;
+    do {
+      word = old.state();
+    } while (!old.casState(word, SEALED));
+    long t = Math.max(now, old.last());
+    double tt = t - origin;
     // Under INF the bucket counts as full, so a switch back to a finite rate starts with the burst.
-    tokens = rate == INF ? burst : advancedTokens(t);
-    last = t;
-  }
-
-  private double advancedTokens(long t) {
-    if (rate == INF) {
-      return burst;
-    }
-    double refilled = tokens + tokensForNanos(rate, t - last);
-    return Math.min(refilled, burst);
+    double tokens = old.rate == INF ? old.burst : old.tokensAt(word, tt);
+    epoch = new Epoch(newRate, newBurst, tokens, tt, t);
   }
 
   static double tokensForNanos(double rate, long nanos) {
@@ -348,6 +404,92 @@ public final class TokenBucket {
   private static void checkN(int n) {
     if (n < 0) {
       throw new IllegalArgumentException("n: " + n + " (expected: >= 0)");
+    }
+  }
+
+  /**
+   * A rate and burst with the state word they govern. For a finite positive rate the word holds the
+   * bits of a double: the origin-relative time (nanoseconds) at which the bucket would have been
+   * empty, so the tokens at time tt are {@code min(burst, (tt - empty) * rate)}; for rate 0 it holds
+   * the tokens themselves; under {@link #INF} it is unused. {@link #SEALED} once replaced. Beside it,
+   * in the same object so that a grant writes one cache line, the ticker time of the last granted
+   * change: readings before it count as it. It is raised after the state compare-and-set with a
+   * release store, so a concurrent caller may miss the newest value, which only makes it count fewer
+   * tokens.
+   */
+  private static final class Epoch {
+    private static final VarHandle STATE;
+    private static final VarHandle LAST;
+
+    static {
+      try {
+        MethodHandles.Lookup lookup = MethodHandles.lookup();
+        STATE = lookup.findVarHandle(Epoch.class, "state", long.class);
+        LAST = lookup.findVarHandle(Epoch.class, "last", long.class);
+      } catch (ReflectiveOperationException e) {
+        throw new ExceptionInInitializerError(e);
+      }
+    }
+
+    final double rate;
+    final int burst;
+    /** Time one token takes to arrive, and a full bucket (finite positive rates; else unused). */
+    final double nanosPerToken;
+    final double burstNanos;
+    private volatile long state;
+    private volatile long last;
+
+    Epoch(double rate, int burst, double tokens, double tt, long last) {
+      this.rate = rate;
+      this.burst = burst;
+      this.nanosPerToken = NANOS_PER_SECOND / rate;
+      this.burstNanos = burst * (double) NANOS_PER_SECOND / rate;
+      this.state = word(tokens, tt);
+      this.last = last;
+    }
+
+    long state() {
+      return state;
+    }
+
+    boolean casState(long expected, long next) {
+      return STATE.compareAndSet(this, expected, next);
+    }
+
+    long last() {
+      return last;
+    }
+
+    /** A release store: on the lock-free path only, after a successful compare-and-set. */
+    void publishLast(long t) {
+      LAST.setRelease(this, t);
+    }
+
+    void raiseLast(long t) {
+      if (t > last) {
+        LAST.setRelease(this, t);
+      }
+    }
+
+    /** Tokens at origin-relative time {@code tt} (never before the last granted change). */
+    double tokensAt(long word, double tt) {
+      if (rate == INF) {
+        return burst;
+      }
+      double w = Double.longBitsToDouble(word);
+      if (rate == 0) {
+        return Math.min(w, burst);
+      }
+      // The same arithmetic as tokensForNanos, so whole tokens stay whole.
+      return Math.min((tt - w) * rate / NANOS_PER_SECOND, burst);
+    }
+
+    /** The word that says "{@code tokens} at origin-relative time {@code tt}". */
+    long word(double tokens, double tt) {
+      if (rate == 0 || rate == INF) {
+        return Double.doubleToRawLongBits(tokens);
+      }
+      return Double.doubleToRawLongBits(tt - tokens * NANOS_PER_SECOND / rate);
     }
   }
 }

@@ -170,6 +170,9 @@ class TokenBucketTest {
         bucket("setBurst raises and lowers the cap", 10, 2,
             advance(1_000), tokens(2), setBurst(5), tokens(2), advance(1_000), tokens(5),
             setBurst(1), tokens(1), allow(2, false), allow(1, true), tokens(0)),
+        bucket("a take while a reservation is pending records Go's lastEvent, so cancel restores all", 10, 3,
+            allow(3, true), reserve("a", 1, 100), setRate(100), advance(20), tokens(1), allow(1, true),
+            cancel("a"), tokens(1), reserve("b", 2, 10)),
         bucket("setBurst lets a larger reservation through", 10, 1,
             reserveRefused(3), setBurst(3), reserve("a", 3, 200), tokens(-2)));
   }
