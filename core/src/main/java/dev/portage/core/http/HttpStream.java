@@ -2,6 +2,7 @@ package dev.portage.core.http;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelInboundHandler;
 import java.net.InetSocketAddress;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -22,6 +23,7 @@ public final class HttpStream {
   private final InetSocketAddress origin;
   private final boolean reused;
   private final Releaser releaser;
+  private final ExchangeSlot slot; // null: the reader is added to the pipeline (HTTP/2 streams)
   private final AtomicBoolean ended = new AtomicBoolean();
 
   /** What the pool does when a lease ends. */
@@ -31,12 +33,13 @@ public final class HttpStream {
 
   HttpStream(
       Channel channel, HttpProtocol protocol, InetSocketAddress origin, boolean reused,
-      Releaser releaser) {
+      Releaser releaser, ExchangeSlot slot) {
     this.channel = channel;
     this.protocol = protocol;
     this.origin = origin;
     this.reused = reused;
     this.releaser = releaser;
+    this.slot = slot;
   }
 
   /** The channel of this exchange; see the class comment for what it carries. */
@@ -64,13 +67,37 @@ public final class HttpStream {
   }
 
   /**
-   * Adds the handler that reads this exchange's response, at the end of the pipeline; the pool
-   * removes it when the lease ends.
+   * Sets the handler that reads this exchange's response, as if at the end of the pipeline (its
+   * {@code handlerAdded} runs on the channel's event loop); the pool takes it away when the lease
+   * ends. On a pooled HTTP/1.1 connection the handler is called by the connection's permanent
+   * exchange handler instead of being added to the pipeline, so it must be a {@link
+   * ChannelInboundHandler}; its context is that handler's.
    */
   public HttpStream attach(ChannelHandler handler) {
     Objects.requireNonNull(handler, "handler");
-    channel.pipeline().addLast(HANDLER_NAME, handler);
+    if (slot == null) {
+      channel.pipeline().addLast(HANDLER_NAME, handler);
+      return this;
+    }
+    if (!(handler instanceof ChannelInboundHandler reader)) {
+      throw new IllegalArgumentException(
+          "handler: " + handler.getClass().getName() + " (expected: a ChannelInboundHandler)");
+    }
+    LoopExecutor.run(channel.eventLoop(), () -> {
+      try {
+        slot.attach(reader);
+      } catch (Exception e) {
+        channel.pipeline().fireExceptionCaught(e);
+      }
+    });
     return this;
+  }
+
+  /** Takes the reader away from a pooled connection's exchange handler; on the event loop. */
+  void detach() {
+    if (slot != null) {
+      slot.detach();
+    }
   }
 
   /**

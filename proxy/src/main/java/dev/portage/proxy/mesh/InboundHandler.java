@@ -209,7 +209,7 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
           : e instanceof CancellationException ? new ProxyException(503, "request cancelled")
           : new ProxyException(502, "upstream failure", e);
       log.debug("{} {} failed: {}", ctx.channel(), r, pe.getMessage());
-      metrics.routeResponse(r.authority, r.route.name(), SidecarMetrics.statusClass(pe.status()), elapsed);
+      metrics.routeResponse(r.authority, r.route.name(), pe.status(), elapsed);
       writeError(ctx, r, pe.status(), pe.body());
       return;
     }
@@ -222,7 +222,7 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
     if (!keepAlive) {
       HttpUtil.setKeepAlive(out, false);
     }
-    metrics.routeResponse(r.authority, r.route.name(), SidecarMetrics.statusClass(h.status().code()), elapsed);
+    metrics.routeResponse(r.authority, r.route.name(), h.status().code(), elapsed);
     ctx.write(out);
     resp.body().pipeTo(ctx.channel()).whenCompleteAsync((v, e) -> {
       if (e != null) {
