@@ -21,11 +21,17 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
+import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -106,6 +112,59 @@ class HttpClientPoolTest {
     onB.release();
     await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 2);
     assertThat(pool.openConnections()).isEqualTo(2);
+  }
+
+  @Test
+  void pooledConnectionKeepsOnePipelineAcrossExchanges() throws Exception {
+    HttpStream first = acquire(loopA);
+    List<String> names = first.channel().pipeline().names();
+    Object slot = first.channel().pipeline().get(HttpStream.HANDLER_NAME);
+    assertThat(slot).isInstanceOf(ExchangeSlot.class);
+    assertThat(exchange(first, "/one")).isEqualTo("hello /one");
+    first.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 1);
+
+    HttpStream second = acquire(loopA);
+    assertThat(second.channel()).isSameAs(first.channel());
+    assertThat(exchange(second, "/two")).isEqualTo("hello /two");
+    // The reader was handed to the permanent handler, not added to the pipeline.
+    assertThat(second.channel().pipeline().names()).isEqualTo(names);
+    assertThat(second.channel().pipeline().get(HttpStream.HANDLER_NAME)).isSameAs(slot);
+    second.release();
+  }
+
+  @Test
+  void idleConnectionClosedByTheOriginLeavesThePool() throws Exception {
+    CountDownLatch closeNow = new CountDownLatch(1);
+    try (ServerSocket raw = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      Thread origin = Thread.ofPlatform().daemon().start(() -> {
+        try (Socket s = raw.accept()) {
+          InputStream in = s.getInputStream();
+          int matched = 0;
+          int c;
+          while (matched < 4 && (c = in.read()) >= 0) {
+            matched = c == "\r\n\r\n".charAt(matched) ? matched + 1 : (c == '\r' ? 1 : 0);
+          }
+          s.getOutputStream().write(
+              "HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nhello /x".getBytes(StandardCharsets.US_ASCII));
+          s.getOutputStream().flush();
+          closeNow.await(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+          // the test fails on its own assertions
+        }
+      });
+      InetSocketAddress rawAddress = new InetSocketAddress("127.0.0.1", raw.getLocalPort());
+      HttpStream s = pool.acquire(rawAddress, HttpProtocol.HTTP_1_1, loopA).get(10, TimeUnit.SECONDS);
+      assertThat(exchange(s, "/x")).isEqualTo("hello /x");
+      s.release();
+      await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 1);
+
+      // Idle connections keep a read pending: the origin's close is noticed without a lease.
+      closeNow.countDown();
+      await().atMost(Duration.ofSeconds(10)).until(() -> pool.openConnections() == 0);
+      assertThat(pool.idleConnections()).isZero();
+      origin.join(10_000);
+    }
   }
 
   @Test
