@@ -54,6 +54,8 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
   private ProxyRequest current;
   private boolean keepAlive = true;
   private LoopExecutor loop; // set in handlerAdded
+  private String lastHost; // the previous request's Host and its authority (null: invalid)
+  private String lastAuthority;
 
   /** Counts requests between their head and the end of their response, for readiness and tests. */
   interface InflightCounter {
@@ -124,7 +126,15 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
       writeError(ctx, null, 400, "missing Host header or :authority");
       return;
     }
-    String authority = authority(req);
+    String authority;
+    if (host.equals(lastHost)) {
+      // A keep-alive client sends the same Host every time: parse and validate it once.
+      authority = lastAuthority;
+    } else {
+      authority = authority(req);
+      lastHost = host;
+      lastAuthority = authority;
+    }
     if (authority == null) {
       writeError(ctx, null, 400, "invalid Host header or :authority: " + host.trim());
       return;
