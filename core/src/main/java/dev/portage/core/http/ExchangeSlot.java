@@ -6,20 +6,23 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.ReferenceCountUtil;
 
 /**
- * The permanent last handler of a pooled HTTP/1.1 connection: hands every inbound event to the
- * reader of the current lease, and guards the connection while it is idle (anything an idle
- * connection receives is a protocol error that closes it). Replaces adding and removing a handler
- * (and an idle guard) per exchange: each pipeline change takes a lock, allocates a context and
- * runs callbacks, a measurable share of a proxied request's cost.
+ * The permanent handler of a pooled HTTP/1.1 connection, after its codec. While idle it guards the
+ * connection (anything an idle connection receives is a protocol error that closes it). During a
+ * lease it either hands every inbound event to the lease's reader ({@link #attach}: no pipeline
+ * change per exchange; each change takes a lock, allocates a context and runs callbacks, a
+ * measurable share of a proxied request's cost) or passes events on to a handler the lease added
+ * to the pipeline ({@link #passThrough}; for readers that change the pipeline themselves, such as
+ * a protocol upgrade).
  *
- * <p>The reader sees the events through this handler's context, as if it sat at its place in the
- * pipeline: its {@code handlerAdded} runs when attached, its {@code handlerRemoved} when detached.
- * Confined to the channel's event loop.
+ * <p>An attached reader sees the events through this handler's context, as if it sat at its place
+ * in the pipeline: its {@code handlerAdded} runs when attached, its {@code handlerRemoved} when
+ * detached. Confined to the channel's event loop.
  */
 final class ExchangeSlot extends ChannelInboundHandlerAdapter {
 
   private ChannelHandlerContext ctx;
-  private ChannelInboundHandler reader; // null while idle
+  private ChannelInboundHandler reader; // null while idle or passing through
+  private boolean passThrough;
 
   @Override
   public void handlerAdded(ChannelHandlerContext ctx) {
@@ -28,7 +31,7 @@ final class ExchangeSlot extends ChannelInboundHandlerAdapter {
 
   /** Makes {@code handler} the reader of the next exchange; on the event loop. */
   void attach(ChannelInboundHandler handler) throws Exception {
-    if (reader != null) {
+    if (reader != null || passThrough) {
       throw new IllegalStateException("exchange slot already has a reader: " + reader);
     }
     reader = handler;
@@ -39,8 +42,17 @@ final class ExchangeSlot extends ChannelInboundHandlerAdapter {
     }
   }
 
+  /** Lets events through to the next handlers until {@link #detach}; on the event loop. */
+  void passThrough() {
+    if (reader != null) {
+      throw new IllegalStateException("exchange slot already has a reader: " + reader);
+    }
+    passThrough = true;
+  }
+
   /** Ends the current exchange; later events reach the idle guard. On the event loop. */
   void detach() {
+    passThrough = false;
     ChannelInboundHandler r = reader;
     if (r == null) {
       return;
@@ -58,6 +70,8 @@ final class ExchangeSlot extends ChannelInboundHandlerAdapter {
     ChannelInboundHandler r = reader;
     if (r != null) {
       r.channelRead(ctx, msg);
+    } else if (passThrough) {
+      ctx.fireChannelRead(msg);
     } else {
       // An origin must not speak unasked.
       ReferenceCountUtil.release(msg);
@@ -70,6 +84,8 @@ final class ExchangeSlot extends ChannelInboundHandlerAdapter {
     ChannelInboundHandler r = reader;
     if (r != null) {
       r.channelReadComplete(ctx);
+    } else if (passThrough) {
+      ctx.fireChannelReadComplete();
     }
   }
 
@@ -88,6 +104,8 @@ final class ExchangeSlot extends ChannelInboundHandlerAdapter {
     ChannelInboundHandler r = reader;
     if (r != null) {
       r.userEventTriggered(ctx, evt);
+    } else if (passThrough) {
+      ctx.fireUserEventTriggered(evt);
     } else {
       ReferenceCountUtil.release(evt);
     }
@@ -98,6 +116,8 @@ final class ExchangeSlot extends ChannelInboundHandlerAdapter {
     ChannelInboundHandler r = reader;
     if (r != null) {
       r.channelWritabilityChanged(ctx);
+    } else if (passThrough) {
+      ctx.fireChannelWritabilityChanged();
     }
   }
 
@@ -107,6 +127,8 @@ final class ExchangeSlot extends ChannelInboundHandlerAdapter {
     ChannelInboundHandler r = reader;
     if (r != null) {
       r.exceptionCaught(ctx, cause);
+    } else if (passThrough) {
+      ctx.fireExceptionCaught(cause);
     } else {
       ctx.close();
     }

@@ -16,7 +16,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class HttpStream {
 
+  /** The name of a pooled HTTP/1.1 connection's permanent exchange handler. */
   static final String HANDLER_NAME = "portage-exchange";
+
+  /** The name of a reader added to the pipeline. */
+  static final String READER_NAME = "portage-exchange-reader";
 
   private final Channel channel;
   private final HttpProtocol protocol;
@@ -67,21 +71,35 @@ public final class HttpStream {
   }
 
   /**
-   * Sets the handler that reads this exchange's response, as if at the end of the pipeline (its
-   * {@code handlerAdded} runs on the channel's event loop); the pool takes it away when the lease
-   * ends. On a pooled HTTP/1.1 connection the handler is called by the connection's permanent
-   * exchange handler instead of being added to the pipeline, so it must be a {@link
-   * ChannelInboundHandler}; its context is that handler's.
+   * Adds the handler that reads this exchange's response, at the end of the pipeline; the pool
+   * removes it when the lease ends. The handler may change the pipeline (e.g. remove itself and the
+   * codec for a protocol upgrade). When it does not, {@link #attachReader} is cheaper.
    */
   public HttpStream attach(ChannelHandler handler) {
     Objects.requireNonNull(handler, "handler");
     if (slot == null) {
-      channel.pipeline().addLast(HANDLER_NAME, handler);
+      channel.pipeline().addLast(READER_NAME, handler);
       return this;
     }
-    if (!(handler instanceof ChannelInboundHandler reader)) {
-      throw new IllegalArgumentException(
-          "handler: " + handler.getClass().getName() + " (expected: a ChannelInboundHandler)");
+    LoopExecutor.run(channel.eventLoop(), () -> {
+      slot.passThrough();
+      channel.pipeline().addLast(READER_NAME, handler);
+    });
+    return this;
+  }
+
+  /**
+   * Sets the handler that reads this exchange's response without changing the pipeline: on a pooled
+   * HTTP/1.1 connection the connection's permanent exchange handler calls it with its own context,
+   * as if it sat at its place ({@code handlerAdded} runs on the event loop when set, {@code
+   * handlerRemoved} when the lease ends); on an HTTP/2 stream it is added to the stream's pipeline
+   * as with {@link #attach}. The handler must not add or remove handlers itself.
+   */
+  public HttpStream attachReader(ChannelInboundHandler reader) {
+    Objects.requireNonNull(reader, "reader");
+    if (slot == null) {
+      channel.pipeline().addLast(READER_NAME, reader);
+      return this;
     }
     LoopExecutor.run(channel.eventLoop(), () -> {
       try {
@@ -93,9 +111,12 @@ public final class HttpStream {
     return this;
   }
 
-  /** Takes the reader away from a pooled connection's exchange handler; on the event loop. */
+  /** Takes the reader away from a pooled connection; on the event loop. */
   void detach() {
     if (slot != null) {
+      if (channel.pipeline().get(READER_NAME) != null) {
+        channel.pipeline().remove(READER_NAME);
+      }
       slot.detach();
     }
   }

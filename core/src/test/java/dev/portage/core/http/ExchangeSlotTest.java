@@ -96,4 +96,22 @@ class ExchangeSlotTest {
         .hasMessageContaining("exchange slot already has a reader");
     ch.finishAndReleaseAll();
   }
+
+  @Test
+  void passThroughLetsEventsReachTheNextHandlerUntilDetached() {
+    ExchangeSlot slot = new ExchangeSlot();
+    Recorder next = new Recorder();
+    EmbeddedChannel ch = new EmbeddedChannel(slot, next);
+    slot.passThrough();
+    ch.writeInbound(bytes("upgraded"));
+    assertThat(next.events).containsExactly("added", "read upgraded");
+    assertThat(ch.isOpen()).isTrue();
+
+    slot.detach();
+    ByteBuf unasked = bytes("late");
+    ch.writeInbound(unasked);
+    assertThat(next.events).doesNotContain("read late");
+    assertThat(unasked.refCnt()).isZero();
+    assertThat(ch.isOpen()).isFalse();
+  }
 }

@@ -126,11 +126,20 @@ class HttpClientPoolTest {
 
     HttpStream second = acquire(loopA);
     assertThat(second.channel()).isSameAs(first.channel());
-    assertThat(exchange(second, "/two")).isEqualTo("hello /two");
+    assertThat(exchange(second, "/two", true)).isEqualTo("hello /two");
     // The reader was handed to the permanent handler, not added to the pipeline.
     assertThat(second.channel().pipeline().names()).isEqualTo(names);
     assertThat(second.channel().pipeline().get(HttpStream.HANDLER_NAME)).isSameAs(slot);
     second.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 1);
+
+    // A reader added to the pipeline (attach) is removed when the lease ends.
+    HttpStream third = acquire(loopA);
+    assertThat(exchange(third, "/three")).isEqualTo("hello /three");
+    assertThat(third.channel().pipeline().get(HttpStream.READER_NAME)).isNotNull();
+    third.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 1);
+    assertThat(third.channel().pipeline().names()).isEqualTo(names);
   }
 
   @Test
@@ -241,9 +250,19 @@ class HttpClientPoolTest {
 
   /** Sends a GET on the stream and returns the response body; leaves the lease open. */
   private static String exchange(HttpStream stream, String path) throws Exception {
+    return exchange(stream, path, false);
+  }
+
+  /**
+   * Sends a GET on the stream and returns the response body; leaves the lease open.
+   *
+   * @param asReader attach the reader with {@link HttpStream#attachReader} instead of {@link
+   *     HttpStream#attach}
+   */
+  private static String exchange(HttpStream stream, String path, boolean asReader) throws Exception {
     CompletableFuture<String> body = new CompletableFuture<>();
     StringBuilder text = new StringBuilder();
-    stream.attach(new ChannelInboundHandlerAdapter() {
+    ChannelInboundHandlerAdapter reader = new ChannelInboundHandlerAdapter() {
       @Override
       public void handlerAdded(ChannelHandlerContext ctx) {
         ctx.read();
@@ -267,7 +286,12 @@ class HttpClientPoolTest {
           ReferenceCountUtil.release(msg);
         }
       }
-    });
+    };
+    if (asReader) {
+      stream.attachReader(reader);
+    } else {
+      stream.attach(reader);
+    }
     DefaultFullHttpRequest req =
         new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, path, Unpooled.EMPTY_BUFFER);
     req.headers().set(HttpHeaderNames.HOST, "origin");

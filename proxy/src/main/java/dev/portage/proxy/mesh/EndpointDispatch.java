@@ -100,7 +100,7 @@ final class EndpointDispatch {
       ch = stream.channel();
       abort = response::discard;
       LoopExecutor.run(ch.eventLoop(), () -> {
-        stream.attach(response);
+        stream.attachReader(response);
         HttpRequest head = r.head;
         // With a body the framing headers are set on a copy; without, the request's own headers
         // are written as they are: the encoders only read them (at write time, on this loop), so a
