@@ -7,7 +7,8 @@
 #                                   # PORTAGE_WARMUP=30 (the same for Portage's JVMs: the JIT needs
 #                                   # tens of seconds of traffic on a loaded 2-core machine),
 #                                   # PARTS="l4 l7", BASE_PORT=27100, PORTAGE=<launcher command>,
-#                                   # PORTAGE_JAVA_OPTS (default: Netty leak detection off), KEEP_TMP=1
+#                                   # PORTAGE_JAVA_OPTS (default: Netty leak detection off; also
+#                                   # passed when PORTAGE is a raw `java ... -jar portage.jar`), KEEP_TMP=1
 # Prints markdown tables with ratios against the reference proxy.
 set -euo pipefail
 
@@ -130,6 +131,12 @@ CP
 
 # PORTAGE overrides the launcher (e.g. PORTAGE="java -jar /path/portage.jar").
 read -r -a portage <<<"${PORTAGE:-$root/bin/portage}"
+if [[ $(basename "${portage[0]}") == java ]]; then
+  # A raw java command does not go through bin/portage, which is what applies PORTAGE_JAVA_OPTS
+  # (and its own JVM defaults): pass them here so both launchers measure the same JVM.
+  read -r -a jopts <<<"$PORTAGE_JAVA_OPTS"
+  portage=("${portage[0]}" "${jopts[@]}" "${portage[@]:1}")
+fi
 "${portage[@]}" --version >/dev/null # builds the jar once, before anything is timed
 bg service-proxy "${portage[@]}" service-proxy --endpoints-file "$tmp/endpoints.yaml" --admin-port "$P_PT_ADMIN"
 bg control-plane "${portage[@]}" control-plane --source files --dir "$tmp/cp" \

@@ -84,7 +84,7 @@ final class H2OriginPool implements HttpClientPool.OriginPool {
                     result.complete(
                         new HttpStream(
                             stream, HttpProtocol.H2C, origin, onEstablished,
-                            (s, reusable) -> s.channel().close()));
+                            (s, reusable) -> s.channel().close(), null));
                   });
         });
     return result;

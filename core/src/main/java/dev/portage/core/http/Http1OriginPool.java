@@ -2,12 +2,9 @@ package dev.portage.core.http;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.HttpClientCodec;
-import io.netty.util.ReferenceCountUtil;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.HashMap;
@@ -22,13 +19,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * used idle one first. Idle connections are kept per event loop and a lease only takes one
  * registered on the loop it asks for (opening a new one there otherwise), so a proxied exchange never
  * hops between threads: on a busy machine every hop is a context switch and a wake-up that can wait
- * a scheduler slice. At most {@code maxIdle} connections are kept idle over all loops. Idle
- * connections read with auto-read on so a close by the origin is noticed at once; anything else they
- * receive is a protocol error that closes them. Thread-safe.
+ * a scheduler slice. At most {@code maxIdle} connections are kept idle over all loops. Each
+ * connection's pipeline is fixed (codec + {@link ExchangeSlot}); idle connections keep a read
+ * pending so a close by the origin is noticed at once; anything else they receive is a protocol
+ * error that closes them. Thread-safe.
  */
 final class Http1OriginPool implements HttpClientPool.OriginPool {
-
-  private static final String IDLE_GUARD = "portage-idle-guard";
 
   private final HttpClientPool owner;
   private final InetSocketAddress origin;
@@ -66,7 +62,9 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
               @Override
               protected void initChannel(Channel ch) {
                 owner.addTls(ch, origin);
-                ch.pipeline().addLast("http", new HttpClientCodec());
+                ch.pipeline()
+                    .addLast("http", new HttpClientCodec())
+                    .addLast(HttpStream.HANDLER_NAME, new ExchangeSlot());
               }
             });
     Channel ch = connect.channel();
@@ -98,24 +96,16 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
   }
 
   private HttpStream lease(Channel ch, boolean reused) {
-    HttpStream stream = new HttpStream(ch, HttpProtocol.HTTP_1_1, origin, reused, this::end);
-    // Pipeline and config changes belong on the connection's loop; a lease taken elsewhere (a
-    // caller that did not pass its own loop) queues them ahead of whatever it writes.
-    LoopExecutor.run(ch.eventLoop(), () -> {
-      ch.config().setAutoRead(false);
-      if (ch.pipeline().get(IDLE_GUARD) != null) {
-        ch.pipeline().remove(IDLE_GUARD);
-      }
-    });
-    return stream;
+    // Auto-read stays off for the connection's life: while idle one read is kept pending so a
+    // close by the origin is seen at once; the lease's reader asks for more itself.
+    return new HttpStream(
+        ch, HttpProtocol.HTTP_1_1, origin, reused, this::end, ch.pipeline().get(ExchangeSlot.class));
   }
 
   private void end(HttpStream stream, boolean reusable) {
     Channel ch = stream.channel();
     LoopExecutor.run(ch.eventLoop(), () -> {
-      if (ch.pipeline().get(HttpStream.HANDLER_NAME) != null) {
-        ch.pipeline().remove(HttpStream.HANDLER_NAME);
-      }
+      stream.detach();
       if (!reusable || owner.isClosed() || !ch.isActive()) {
         ch.close();
         return;
@@ -133,8 +123,7 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
         ch.close();
         return;
       }
-      ch.pipeline().addLast(IDLE_GUARD, new IdleGuard());
-      ch.config().setAutoRead(true);
+      ch.read();
     });
   }
 
@@ -185,20 +174,6 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
   public void closeAll() {
     for (Channel ch : open) {
       ch.close();
-    }
-  }
-
-  /** Closes an idle connection that receives anything: an origin must not speak unasked. */
-  private static final class IdleGuard extends ChannelInboundHandlerAdapter {
-    @Override
-    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-      ReferenceCountUtil.release(msg);
-      ctx.close();
-    }
-
-    @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      ctx.close();
     }
   }
 }

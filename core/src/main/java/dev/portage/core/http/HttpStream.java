@@ -2,6 +2,7 @@ package dev.portage.core.http;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelInboundHandler;
 import java.net.InetSocketAddress;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -15,13 +16,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class HttpStream {
 
+  /** The name of a pooled HTTP/1.1 connection's permanent exchange handler. */
   static final String HANDLER_NAME = "portage-exchange";
+
+  /** The name of a reader added to the pipeline. */
+  static final String READER_NAME = "portage-exchange-reader";
 
   private final Channel channel;
   private final HttpProtocol protocol;
   private final InetSocketAddress origin;
   private final boolean reused;
   private final Releaser releaser;
+  private final ExchangeSlot slot; // null: the reader is added to the pipeline (HTTP/2 streams)
   private final AtomicBoolean ended = new AtomicBoolean();
 
   /** What the pool does when a lease ends. */
@@ -31,12 +37,13 @@ public final class HttpStream {
 
   HttpStream(
       Channel channel, HttpProtocol protocol, InetSocketAddress origin, boolean reused,
-      Releaser releaser) {
+      Releaser releaser, ExchangeSlot slot) {
     this.channel = channel;
     this.protocol = protocol;
     this.origin = origin;
     this.reused = reused;
     this.releaser = releaser;
+    this.slot = slot;
   }
 
   /** The channel of this exchange; see the class comment for what it carries. */
@@ -65,12 +72,53 @@ public final class HttpStream {
 
   /**
    * Adds the handler that reads this exchange's response, at the end of the pipeline; the pool
-   * removes it when the lease ends.
+   * removes it when the lease ends. The handler may change the pipeline (e.g. remove itself and the
+   * codec for a protocol upgrade). When it does not, {@link #attachReader} is cheaper.
    */
   public HttpStream attach(ChannelHandler handler) {
     Objects.requireNonNull(handler, "handler");
-    channel.pipeline().addLast(HANDLER_NAME, handler);
+    if (slot == null) {
+      channel.pipeline().addLast(READER_NAME, handler);
+      return this;
+    }
+    LoopExecutor.run(channel.eventLoop(), () -> {
+      slot.passThrough();
+      channel.pipeline().addLast(READER_NAME, handler);
+    });
     return this;
+  }
+
+  /**
+   * Sets the handler that reads this exchange's response without changing the pipeline: on a pooled
+   * HTTP/1.1 connection the connection's permanent exchange handler calls it with its own context,
+   * as if it sat at its place ({@code handlerAdded} runs on the event loop when set, {@code
+   * handlerRemoved} when the lease ends); on an HTTP/2 stream it is added to the stream's pipeline
+   * as with {@link #attach}. The handler must not add or remove handlers itself.
+   */
+  public HttpStream attachReader(ChannelInboundHandler reader) {
+    Objects.requireNonNull(reader, "reader");
+    if (slot == null) {
+      channel.pipeline().addLast(READER_NAME, reader);
+      return this;
+    }
+    LoopExecutor.run(channel.eventLoop(), () -> {
+      try {
+        slot.attach(reader);
+      } catch (Exception e) {
+        channel.pipeline().fireExceptionCaught(e);
+      }
+    });
+    return this;
+  }
+
+  /** Takes the reader away from a pooled connection; on the event loop. */
+  void detach() {
+    if (slot != null) {
+      if (channel.pipeline().get(READER_NAME) != null) {
+        channel.pipeline().remove(READER_NAME);
+      }
+      slot.detach();
+    }
   }
 
   /**

@@ -21,11 +21,17 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
+import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -109,6 +115,68 @@ class HttpClientPoolTest {
   }
 
   @Test
+  void pooledConnectionKeepsOnePipelineAcrossExchanges() throws Exception {
+    HttpStream first = acquire(loopA);
+    List<String> names = first.channel().pipeline().names();
+    Object slot = first.channel().pipeline().get(HttpStream.HANDLER_NAME);
+    assertThat(slot).isInstanceOf(ExchangeSlot.class);
+    assertThat(exchange(first, "/one")).isEqualTo("hello /one");
+    first.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 1);
+
+    HttpStream second = acquire(loopA);
+    assertThat(second.channel()).isSameAs(first.channel());
+    assertThat(exchange(second, "/two", true)).isEqualTo("hello /two");
+    // The reader was handed to the permanent handler, not added to the pipeline.
+    assertThat(second.channel().pipeline().names()).isEqualTo(names);
+    assertThat(second.channel().pipeline().get(HttpStream.HANDLER_NAME)).isSameAs(slot);
+    second.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 1);
+
+    // A reader added to the pipeline (attach) is removed when the lease ends.
+    HttpStream third = acquire(loopA);
+    assertThat(exchange(third, "/three")).isEqualTo("hello /three");
+    assertThat(third.channel().pipeline().get(HttpStream.READER_NAME)).isNotNull();
+    third.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 1);
+    assertThat(third.channel().pipeline().names()).isEqualTo(names);
+  }
+
+  @Test
+  void idleConnectionClosedByTheOriginLeavesThePool() throws Exception {
+    CountDownLatch closeNow = new CountDownLatch(1);
+    try (ServerSocket raw = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      Thread origin = Thread.ofPlatform().daemon().start(() -> {
+        try (Socket s = raw.accept()) {
+          InputStream in = s.getInputStream();
+          int matched = 0;
+          int c;
+          while (matched < 4 && (c = in.read()) >= 0) {
+            matched = c == "\r\n\r\n".charAt(matched) ? matched + 1 : (c == '\r' ? 1 : 0);
+          }
+          s.getOutputStream().write(
+              "HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nhello /x".getBytes(StandardCharsets.US_ASCII));
+          s.getOutputStream().flush();
+          closeNow.await(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+          // the test fails on its own assertions
+        }
+      });
+      InetSocketAddress rawAddress = new InetSocketAddress("127.0.0.1", raw.getLocalPort());
+      HttpStream s = pool.acquire(rawAddress, HttpProtocol.HTTP_1_1, loopA).get(10, TimeUnit.SECONDS);
+      assertThat(exchange(s, "/x")).isEqualTo("hello /x");
+      s.release();
+      await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 1);
+
+      // Idle connections keep a read pending: the origin's close is noticed without a lease.
+      closeNow.countDown();
+      await().atMost(Duration.ofSeconds(10)).until(() -> pool.openConnections() == 0);
+      assertThat(pool.idleConnections()).isZero();
+      origin.join(10_000);
+    }
+  }
+
+  @Test
   void connectionsHaveNagleOff() throws Exception {
     HttpStream s = acquire(loopA);
     // Nagle + delayed ACK would hold a small request head back for up to ~40 ms.
@@ -182,9 +250,19 @@ class HttpClientPoolTest {
 
   /** Sends a GET on the stream and returns the response body; leaves the lease open. */
   private static String exchange(HttpStream stream, String path) throws Exception {
+    return exchange(stream, path, false);
+  }
+
+  /**
+   * Sends a GET on the stream and returns the response body; leaves the lease open.
+   *
+   * @param asReader attach the reader with {@link HttpStream#attachReader} instead of {@link
+   *     HttpStream#attach}
+   */
+  private static String exchange(HttpStream stream, String path, boolean asReader) throws Exception {
     CompletableFuture<String> body = new CompletableFuture<>();
     StringBuilder text = new StringBuilder();
-    stream.attach(new ChannelInboundHandlerAdapter() {
+    ChannelInboundHandlerAdapter reader = new ChannelInboundHandlerAdapter() {
       @Override
       public void handlerAdded(ChannelHandlerContext ctx) {
         ctx.read();
@@ -208,7 +286,12 @@ class HttpClientPoolTest {
           ReferenceCountUtil.release(msg);
         }
       }
-    });
+    };
+    if (asReader) {
+      stream.attachReader(reader);
+    } else {
+      stream.attach(reader);
+    }
     DefaultFullHttpRequest req =
         new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, path, Unpooled.EMPTY_BUFFER);
     req.headers().set(HttpHeaderNames.HOST, "origin");

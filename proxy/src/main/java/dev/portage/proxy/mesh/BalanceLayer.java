@@ -39,12 +39,12 @@ final class BalanceLayer implements Service {
       long rtt = Math.max(0, ticker.nanoTime() - start);
       if (resp != null) {
         pick.complete(rtt);
-        metrics.endpointResponse(authority, id, SidecarMetrics.statusClass(resp.head().status().code()), rtt);
+        metrics.endpointResponse(authority, id, resp.head().status().code(), rtt);
       } else if (r.isCancelled()) {
         pick.cancel();
       } else {
         pick.fail();
-        metrics.endpointResponse(authority, id, "error", -1);
+        metrics.endpointResponse(authority, id, -1, -1);
       }
     });
   }

@@ -2,6 +2,7 @@ package dev.portage.proxy.mesh;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -38,12 +39,14 @@ final class FailFastLayer implements Service {
     if (d.inFailFast()) {
       return refuse(r);
     }
-    return inner.call(r).exceptionallyCompose(err -> {
-      if (Failures.unwrap(err) instanceof ProxyException.NoReadyEndpoint) {
-        return await(r, d);
-      }
-      return CompletableFuture.failedFuture(Failures.unwrap(err));
-    });
+    CompletableFuture<ProxyResponse> f = inner.call(r);
+    // The balance layer answers "no ready endpoint" at once, with a failed future: only then is
+    // there anything to wait for. Any other future goes up unchanged (no stage per request).
+    if (f.state() == Future.State.FAILED
+        && Failures.unwrap(f.exceptionNow()) instanceof ProxyException.NoReadyEndpoint) {
+      return await(r, d);
+    }
+    return f;
   }
 
   private CompletableFuture<ProxyResponse> await(ProxyRequest r, Destination d) {

@@ -19,38 +19,46 @@ import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Reads one response from an upstream {@link HttpStream}: completes {@link #head()} with the
- * response head, then streams the body to the sink given to {@link #pipeTo}, reading the upstream
- * again only when the last write to the sink has completed. At the end of the body the stream goes
- * back to its pool (reusable when both sides kept the connection alive and the request was fully
- * sent). Lives on the upstream channel's event loop; {@link #pipeTo} and {@link #discard} hop there.
- * Chunks read before a sink is attached are held (one read's worth) and freed on discard.
+ * Reads one response from an upstream {@link HttpStream}: tells its {@link Listener} the response
+ * head (or the failure before it), then streams the body to the sink given to {@link #pipeTo},
+ * reading the upstream again only when the last write to the sink has completed. At the end of the
+ * body the stream goes back to its pool (reusable when both sides kept the connection alive and the
+ * request was fully sent). Lives on the upstream channel's event loop; {@link #pipeTo} and {@link
+ * #discard} hop there. Chunks read before a sink is attached are held (one read's worth) and freed
+ * on discard.
  */
 final class ResponseBody extends ChannelInboundHandlerAdapter {
 
+  /**
+   * What the dispatcher of the exchange hears, on the upstream event loop: exactly one of {@link
+   * #head} and {@link #failed}, then {@link #ended} once the exchange is over (body written,
+   * discarded or failed). Callbacks instead of futures: a future and a stage per step add up on
+   * the per-request path.
+   */
+  interface Listener {
+    void head(ProxyResponse response);
+
+    /** The exchange failed before a final response head ({@link ProxyException.UpstreamFailure}, or a cancel). */
+    void failed(Throwable cause);
+
+    void ended();
+  }
+
   private final HttpStream stream;
   private final RequestBody request;
-  private final CompletableFuture<ProxyResponse> head = new CompletableFuture<>();
+  private final Listener listener;
   private final CompletableFuture<Void> done = new CompletableFuture<>();
+  private boolean headDone;
   private final ArrayDeque<HttpContent> held = new ArrayDeque<>();
   private boolean keepAlive = true;
   private boolean ended;
   private boolean discarded;
   private Channel sink;
 
-  ResponseBody(HttpStream stream, RequestBody request) {
+  ResponseBody(HttpStream stream, RequestBody request, Listener listener) {
     this.stream = stream;
     this.request = request;
-  }
-
-  /** Completes with the response head, or with an {@link ProxyException.UpstreamFailure}. */
-  CompletableFuture<ProxyResponse> head() {
-    return head;
-  }
-
-  /** Completes when the body has been written to the sink, exceptionally if the upstream failed. */
-  CompletableFuture<Void> done() {
-    return done;
+    this.listener = listener;
   }
 
   @Override
@@ -64,7 +72,7 @@ final class ResponseBody extends ChannelInboundHandlerAdapter {
       ReferenceCountUtil.release(msg);
       return;
     }
-    if (!head.isDone()) {
+    if (!headDone) {
       if (!(msg instanceof HttpResponse response)) {
         ReferenceCountUtil.release(msg);
         fail(new IllegalStateException("response body before its head"));
@@ -85,7 +93,8 @@ final class ResponseBody extends ChannelInboundHandlerAdapter {
         h = new DefaultHttpResponse(full.protocolVersion(), full.status(), full.headers());
         held.add(new DefaultLastHttpContent(full.content(), full.trailingHeaders()));
       }
-      head.complete(new ProxyResponse(h, this));
+      headDone = true;
+      listener.head(new ProxyResponse(h, this));
       return;
     }
     if (msg instanceof HttpContent content) {
@@ -130,14 +139,15 @@ final class ResponseBody extends ChannelInboundHandlerAdapter {
       }
       discarded = true;
       releaseHeld();
-      if (!head.isDone()) {
-        head.completeExceptionally(new java.util.concurrent.CancellationException("request cancelled"));
+      if (!headDone) {
+        headDone = true;
+        listener.failed(new java.util.concurrent.CancellationException("request cancelled"));
       }
       if (!ended) {
         ended = true;
         stream.abort();
       }
-      done.complete(null);
+      complete(null);
     });
   }
 
@@ -163,10 +173,10 @@ final class ResponseBody extends ChannelInboundHandlerAdapter {
       last.addListener(f -> {
         if (f.isSuccess()) {
           stream.release(reusable);
-          done.complete(null);
+          complete(null);
         } else {
           stream.abort();
-          done.completeExceptionally(f.cause());
+          complete(f.cause());
         }
       });
     } else {
@@ -187,10 +197,17 @@ final class ResponseBody extends ChannelInboundHandlerAdapter {
     ended = true;
     releaseHeld();
     stream.abort();
-    if (!head.isDone()) {
-      head.completeExceptionally(new ProxyException.UpstreamFailure(stream.origin().toString(), cause));
+    if (!headDone) {
+      headDone = true;
+      listener.failed(new ProxyException.UpstreamFailure(stream.origin().toString(), cause));
     }
-    done.completeExceptionally(cause);
+    complete(cause);
+  }
+
+  private void complete(Throwable cause) {
+    if (cause == null ? done.complete(null) : done.completeExceptionally(cause)) {
+      listener.ended();
+    }
   }
 
   private void releaseHeld() {

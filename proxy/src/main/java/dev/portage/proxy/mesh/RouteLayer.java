@@ -28,6 +28,10 @@ final class RouteLayer implements Service {
   @Override
   public CompletableFuture<ProxyResponse> call(ProxyRequest r) {
     CompletableFuture<ProfileSnapshot> profile = profiles.get(r.authority);
+    if (profile.isDone() && !profile.isCompletedExceptionally()) {
+      // The usual case once the profile is known: no future stage per request.
+      return route(r, profile.resultNow());
+    }
     if (!profile.isDone()) {
       CompletableFuture<ProfileSnapshot> bounded = new CompletableFuture<>();
       ScheduledFuture<?> timer =
@@ -38,10 +42,12 @@ final class RouteLayer implements Service {
       });
       profile = bounded;
     }
-    return profile.thenCompose(p -> {
-      r.profile = p;
-      r.route = p.route(r.head);
-      return inner.call(r);
-    });
+    return profile.thenCompose(p -> route(r, p));
+  }
+
+  private CompletableFuture<ProxyResponse> route(ProxyRequest r, ProfileSnapshot p) {
+    r.profile = p;
+    r.route = p.route(r.head);
+    return inner.call(r);
   }
 }

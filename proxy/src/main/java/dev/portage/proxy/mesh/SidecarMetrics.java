@@ -1,11 +1,16 @@
 package dev.portage.proxy.mesh;
 
 import dev.portage.core.balance.Endpoint;
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
+import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.net.InetSocketAddress;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiFunction;
 
 /**
  * The sidecar's metrics, per route (authority + route name) and per endpoint.
@@ -25,6 +30,8 @@ import java.net.InetSocketAddress;
  *   <tr><td>portage_sidecar_retry_budget_available</td><td>authority</td><td>retries the profile's retry budget allows now (profiles with a valid budget)</td></tr>
  * </table>
  *
+ * Histograms are classic only (the text exposition shows nothing else; a native histogram costs
+ * more per observation). The data points of each route and endpoint are looked up once and cached.
  * Thread-safe.
  */
 final class SidecarMetrics {
@@ -40,6 +47,8 @@ final class SidecarMetrics {
   private final GaugeWithCallback inFlight;
   private final GaugeWithCallback ewma;
   private final GaugeWithCallback budgetAvailable;
+  private final Map<String, Map<String, RouteMetrics>> routes = new ConcurrentHashMap<>();
+  private final Map<String, Map<String, EndpointMetrics>> endpoints = new ConcurrentHashMap<>();
 
   SidecarMetrics(PrometheusRegistry registry, Discovery discovery, Profiles profiles) {
     this.registry = registry;
@@ -47,7 +56,7 @@ final class SidecarMetrics {
         .help("Responses sent to clients per route").labelNames("authority", "route", "status_class").register(registry);
     routeLatency = Histogram.builder().name("portage_sidecar_route_response_latency_seconds")
         .help("Request start to response head per route, retries included").labelNames("authority", "route")
-        .register(registry);
+        .classicOnly().register(registry);
     retries = Counter.builder().name("portage_sidecar_route_retries_total")
         .help("Retries sent per route").labelNames("authority", "route").register(registry);
     budgetExhausted = Counter.builder().name("portage_sidecar_retry_budget_exhausted_total")
@@ -55,7 +64,8 @@ final class SidecarMetrics {
     endpointRequests = Counter.builder().name("portage_sidecar_endpoint_requests_total")
         .help("Attempts per endpoint").labelNames("authority", "endpoint", "status_class").register(registry);
     endpointLatency = Histogram.builder().name("portage_sidecar_endpoint_response_latency_seconds")
-        .help("Dispatch to response head per endpoint").labelNames("authority", "endpoint").register(registry);
+        .help("Dispatch to response head per endpoint").labelNames("authority", "endpoint")
+        .classicOnly().register(registry);
     failFast = Counter.builder().name("portage_sidecar_fail_fast_total")
         .help("Requests refused with 503 while the destination was in fail-fast").labelNames("authority")
         .register(registry);
@@ -93,28 +103,156 @@ final class SidecarMetrics {
         .register(registry);
   }
 
-  void routeResponse(String authority, String route, String statusClass, long nanos) {
-    routeRequests.labelValues(authority, route, statusClass).inc();
-    routeLatency.labelValues(authority, route).observe(nanos / 1e9);
+  /** A response sent to the client: counted by status class, latency observed. */
+  void routeResponse(String authority, String route, int status, long nanos) {
+    RouteMetrics m = route(authority, route);
+    m.requests(status).inc();
+    m.latency().observe(nanos / 1e9);
   }
 
   void retry(String authority, String route) {
-    retries.labelValues(authority, route).inc();
+    route(authority, route).retries().inc();
   }
 
   void budgetExhausted(String authority, String route) {
-    budgetExhausted.labelValues(authority, route).inc();
+    route(authority, route).budgetExhausted().inc();
   }
 
-  void endpointResponse(String authority, String endpoint, String statusClass, long nanos) {
-    endpointRequests.labelValues(authority, endpoint, statusClass).inc();
-    if (nanos >= 0) {
-      endpointLatency.labelValues(authority, endpoint).observe(nanos / 1e9);
+  /**
+   * An attempt's outcome at an endpoint.
+   *
+   * @param status the response status, or {@code -1} when no response came back ("error")
+   * @param nanos dispatch to response head; ignored when {@code status} is -1
+   */
+  void endpointResponse(String authority, String endpoint, int status, long nanos) {
+    EndpointMetrics m = children(endpoints, authority, endpoint, EndpointMetrics::new);
+    m.requests(status).inc();
+    if (status >= 0 && nanos >= 0) {
+      m.latency().observe(nanos / 1e9);
     }
   }
 
   void failFast(String authority) {
     failFast.labelValues(authority).inc();
+  }
+
+  private RouteMetrics route(String authority, String route) {
+    return children(routes, authority, route, RouteMetrics::new);
+  }
+
+  /**
+   * The cached data points of {@code (authority, name)}, made on first use. A label lookup in the
+   * Prometheus client allocates and hashes its label values on every call; these two map reads on
+   * strings with cached hashes do neither, and the data points are the very same objects.
+   */
+  private static <T> T children(
+      Map<String, Map<String, T>> cache, String authority, String name,
+      BiFunction<String, String, T> make) {
+    Map<String, T> byName = cache.get(authority);
+    if (byName == null) {
+      byName = cache.computeIfAbsent(authority, a -> new ConcurrentHashMap<>());
+    }
+    T m = byName.get(name);
+    if (m == null) {
+      m = byName.computeIfAbsent(name, n -> make.apply(authority, n));
+    }
+    return m;
+  }
+
+  /** Index of a status class in the per-class arrays: 1..5 for 1xx..5xx, 0 for anything else. */
+  private static int classIndex(int status) {
+    int c = status / 100;
+    return c >= 1 && c <= 5 ? c : 0;
+  }
+
+  /**
+   * The data points of one route. Each is resolved on first use only, so a series appears in the
+   * exposition when it is first counted, as with a direct label lookup.
+   */
+  private final class RouteMetrics {
+    private final String authority;
+    private final String route;
+    private final CounterDataPoint[] requests = new CounterDataPoint[6];
+    private volatile DistributionDataPoint latency;
+    private volatile CounterDataPoint retries;
+    private volatile CounterDataPoint budgetExhausted;
+
+    RouteMetrics(String authority, String route) {
+      this.authority = authority;
+      this.route = route;
+    }
+
+    // Races below only repeat an idempotent lookup: the client returns the same data point.
+    CounterDataPoint requests(int status) {
+      int i = classIndex(status);
+      CounterDataPoint p = requests[i];
+      if (p == null || i == 0) {
+        p = routeRequests.labelValues(authority, route, statusClass(status));
+        requests[i] = p;
+      }
+      return p;
+    }
+
+    DistributionDataPoint latency() {
+      DistributionDataPoint p = latency;
+      if (p == null) {
+        p = routeLatency.labelValues(authority, route);
+        latency = p;
+      }
+      return p;
+    }
+
+    CounterDataPoint retries() {
+      CounterDataPoint p = retries;
+      if (p == null) {
+        p = SidecarMetrics.this.retries.labelValues(authority, route);
+        retries = p;
+      }
+      return p;
+    }
+
+    CounterDataPoint budgetExhausted() {
+      CounterDataPoint p = budgetExhausted;
+      if (p == null) {
+        p = SidecarMetrics.this.budgetExhausted.labelValues(authority, route);
+        budgetExhausted = p;
+      }
+      return p;
+    }
+  }
+
+  /** The data points of one endpoint of one authority, resolved on first use. */
+  private final class EndpointMetrics {
+    private final String authority;
+    private final String endpoint;
+    private final CounterDataPoint[] requests = new CounterDataPoint[6]; // [0]: "error"
+    private volatile DistributionDataPoint latency;
+
+    EndpointMetrics(String authority, String endpoint) {
+      this.authority = authority;
+      this.endpoint = endpoint;
+    }
+
+    CounterDataPoint requests(int status) {
+      int i = status < 0 ? 0 : classIndex(status);
+      CounterDataPoint p = requests[i];
+      if (p == null || (i == 0 && status >= 0)) {
+        p = endpointRequests.labelValues(authority, endpoint, status < 0 ? "error" : statusClass(status));
+        if (i != 0 || status < 0) {
+          requests[i] = p;
+        }
+      }
+      return p;
+    }
+
+    DistributionDataPoint latency() {
+      DistributionDataPoint p = latency;
+      if (p == null) {
+        p = endpointLatency.labelValues(authority, endpoint);
+        latency = p;
+      }
+      return p;
+    }
   }
 
   static String statusClass(int status) {

@@ -175,4 +175,30 @@ class SidecarBadInputTest {
     assertThat(backend.hits).hasValue(0);
     assertStillServing();
   }
+
+  @Test
+  void hostIsValidatedAgainWhenItChangesOnAKeepAliveConnection() throws Exception {
+    // The sidecar parses a connection's Host once and reuses it while it stays the same.
+    try (Socket s = new Socket(proxy.getAddress(), proxy.getPort())) {
+      s.setSoTimeout(10_000);
+      RawHttp.Response first = request(s, WEB, "/one");
+      RawHttp.Response bad = request(s, "bad host!", "/two");
+      RawHttp.Response again = request(s, WEB, "/three");
+
+      assertThat(first.status()).isEqualTo(200);
+      assertThat(first.text()).isEqualTo("hello from /one");
+      assertThat(bad.status()).isEqualTo(400);
+      assertThat(bad.text()).isEqualTo("invalid Host header or :authority: bad host!");
+      assertThat(again.status()).isEqualTo(200);
+      assertThat(again.text()).isEqualTo("hello from /three");
+      assertThat(backend.hits).hasValue(2);
+    }
+  }
+
+  private static RawHttp.Response request(Socket s, String host, String path) throws IOException {
+    s.getOutputStream().write(("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n")
+        .getBytes(StandardCharsets.ISO_8859_1));
+    s.getOutputStream().flush();
+    return RawHttp.read(s.getInputStream());
+  }
 }

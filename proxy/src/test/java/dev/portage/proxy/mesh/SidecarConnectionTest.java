@@ -52,6 +52,28 @@ class SidecarConnectionTest {
   }
 
   @Test
+  void pipelinedRequestsAreHeldAndAnsweredInOrder() throws Exception {
+    // The sidecar reads on while a request is in flight; requests that arrive early wait their turn.
+    String host = MeshFixture.authority("web");
+    try (Socket s = new Socket(proxy.getAddress(), proxy.getPort())) {
+      s.setSoTimeout(10_000);
+      StringBuilder three = new StringBuilder();
+      for (String path : new String[] {"/p1", "/p2", "/p3"}) {
+        three.append("GET ").append(path).append(" HTTP/1.1\r\nHost: ").append(host).append("\r\n\r\n");
+      }
+      s.getOutputStream().write(three.toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      s.getOutputStream().flush();
+      for (String path : new String[] {"/p1", "/p2", "/p3"}) {
+        RawHttp.Response r = RawHttp.read(s.getInputStream());
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(r.text()).isEqualTo("hello from " + path);
+      }
+      // And the connection goes on as a plain keep-alive one.
+      assertThat(send(s, "/after").text()).isEqualTo("hello from /after");
+    }
+  }
+
+  @Test
   void keepAliveClientIsServedOverOneUpstreamConnection() throws Exception {
     try (Socket s = new Socket(proxy.getAddress(), proxy.getPort())) {
       s.setSoTimeout(10_000);

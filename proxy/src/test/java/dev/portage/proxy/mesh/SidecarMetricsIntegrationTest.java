@@ -127,4 +127,29 @@ class SidecarMetricsIntegrationTest {
     assertThat(sample(text, "portage_sidecar_endpoint_in_flight", labels(ep))).isEqualTo(0.0);
     assertThat(text).doesNotContain("portage_sidecar_endpoint_ewma_seconds{");
   }
+
+  @Test
+  void requestsAndLatencyPerRouteAndEndpointByStatusClass() throws Exception {
+    mesh = new MeshFixture(clock.timeSource(), SidecarConfig.BalancerKind.P2C_EWMA);
+    mesh.service("web");
+    Backend a = mesh.backend("a");
+    a.behaviour = ex -> Backend.reply(ex, ex.getRequestURI().getPath().equals("/fail") ? 503 : 200, "x");
+    mesh.endpoints("web", a);
+    String ep = "127.0.0.1:" + a.port();
+    // Data points are cached after the first request: later ones must land on the same series.
+    for (String path : new String[] {"/", "/fail", "/", "/"}) {
+      RawHttp.send(mesh.sidecar.outboundAddress(), "GET", WEB, path);
+    }
+
+    String text = scrape();
+    String route = "authority=\"" + WEB + "\",route=\"default\"";
+    assertThat(sample(text, "portage_sidecar_route_requests_total", route + ",status_class=\"2xx\"")).isEqualTo(3.0);
+    assertThat(sample(text, "portage_sidecar_route_requests_total", route + ",status_class=\"5xx\"")).isEqualTo(1.0);
+    assertThat(sample(text, "portage_sidecar_route_response_latency_seconds_count", route)).isEqualTo(4.0);
+    assertThat(sample(text, "portage_sidecar_endpoint_requests_total", labels(ep) + ",status_class=\"2xx\"")).isEqualTo(3.0);
+    assertThat(sample(text, "portage_sidecar_endpoint_requests_total", labels(ep) + ",status_class=\"5xx\"")).isEqualTo(1.0);
+    assertThat(sample(text, "portage_sidecar_endpoint_response_latency_seconds_count", labels(ep))).isEqualTo(4.0);
+    // No series before its first count (no retries here).
+    assertThat(text).doesNotContain("portage_sidecar_route_retries_total{");
+  }
 }
