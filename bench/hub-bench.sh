@@ -169,6 +169,11 @@ for what in get list; do
     echo "| $what | $p | ${R[$p-$what]} | ${P[$p-$what]} | $(ratio "${R[$p-$what]}" "${R[nginx-$what]}") | $(ratio "${P[$p-$what]}" "${P[nginx-$what]}") |"
   done
 done
+# The machine's floor for the list at this concurrency: the upstream nginx serving the recorded file
+# itself (no proxy). A p99 goal below this floor is a goal for the hardware, not for the hub.
+read -r R[floor-list] P[floor-list] < <(wrkrun "$P_UP" "$LIST_PATH")
+echo
+echo "Floor: the upstream nginx serving the 1,000-pod list file itself, -c$CONNS: ${R[floor-list]} req/s, p99 ${P[floor-list]} ms"
 echo
 echo "load average after online: $(cut -d' ' -f1-3 /proc/loadavg)"
 
