@@ -62,6 +62,8 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
   private boolean responded;
   private boolean reusable = true;
   private boolean finished;
+  /** On the client's close future while the exchange runs; removed when it finishes. */
+  private ChannelFutureListener clientGone;
   private boolean caching;
   private ChannelFuture unflushed; // the last client write not yet flushed, if any
   private boolean headOnly; // the unflushed writes are only the response head
@@ -87,12 +89,13 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
   void send(FullHttpRequest request) {
     Channel upstream = stream.channel();
     // A client that goes away (a watch cancelled) ends the exchange and its upstream connection.
-    inbound.closeFuture().addListener(f -> upstream.eventLoop().execute(() -> {
+    clientGone = f -> upstream.eventLoop().execute(() -> {
       if (!finished) {
         log.debug("{}: client went away; closing the upstream exchange", info);
         finish(false);
       }
-    }));
+    });
+    inbound.closeFuture().addListener(clientGone);
     upstream.writeAndFlush(request).addListener(f -> {
       if (f.isSuccess()) {
         upstream.read();
@@ -178,7 +181,7 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
       }
     });
     pick.complete(Math.max(0, ticker.nanoTime() - startNanos));
-    finished = true;
+    markFinished();
     stream.release(reusable);
   }
 
@@ -211,7 +214,7 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
   /** 101 Switching Protocols: answer the client, drop HTTP from both pipelines, relay bytes. */
   private void switchProtocols(ChannelHandlerContext ctx, HttpResponse response) {
     Channel upstream = ctx.channel();
-    finished = true;
+    markFinished();
     pick.complete(Math.max(0, ticker.nanoTime() - startNanos));
     ReferenceCountUtil.release(response);
     DefaultFullHttpResponse out =
@@ -277,7 +280,7 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
       return;
     }
     if (!responded) {
-      finished = true;
+      markFinished();
       pick.fail();
       stream.abort();
       if (tee != null) {
@@ -297,7 +300,7 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
     if (finished) {
       return;
     }
-    finished = true;
+    markFinished();
     if (tee != null) {
       tee.abort();
     }
@@ -308,6 +311,19 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
     }
     stream.abort();
     inbound.close();
+  }
+
+  /**
+   * Ends the exchange's claim on the client connection: a keep-alive client carries many exchanges
+   * one after another, and a listener left on its close future would keep every finished exchange
+   * (request, pooled stream, tee) reachable until the client disconnects.
+   */
+  private void markFinished() {
+    finished = true;
+    if (clientGone != null) {
+      inbound.closeFuture().removeListener(clientGone);
+      clientGone = null;
+    }
   }
 
   private static boolean isJson(HttpResponse response) {
