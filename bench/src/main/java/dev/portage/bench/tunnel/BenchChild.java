@@ -27,6 +27,12 @@ import org.slf4j.LoggerFactory;
  * {@code @@ heap <used bytes after GC>}; stdin EOF ends the process.
  */
 public final class BenchChild {
+  /**
+   * Per-connection credit window of the server and agent ({@code -Dbench.window=BYTES} through
+   * {@code TUNNEL_BENCH_CHILD_OPTS}); null keeps the configs' default. For A/B runs of the window.
+   */
+  private static final Long WINDOW = Long.getLong("bench.window");
+
   private BenchChild() {}
 
   public static void main(String[] args) throws Exception {
@@ -40,6 +46,9 @@ public final class BenchChild {
         if (args.length > 2) {
           config.connectionQueueBytes(Long.parseLong(args[2]) << 20); // per-connection queue, MiB
         }
+        if (WINDOW != null) {
+          config.flowControlWindow(WINDOW);
+        }
         TunnelServer s = TunnelServer.builder(config.build()).build().start();
         say("agentPort", s.agentPort());
         say("serverPort", s.serverPort());
@@ -49,9 +58,13 @@ public final class BenchChild {
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1);
         timer.setRemoveOnCancelPolicy(true); // dial timeouts are cancelled on every dial
 
-        TunnelAgent a = new TunnelAgent(TunnelAgentConfig.builder().proxyServerHost("127.0.0.1")
+        TunnelAgentConfig.Builder config = TunnelAgentConfig.builder().proxyServerHost("127.0.0.1")
             .proxyServerPort(Integer.parseInt(args[1])).agentId("bench-agent")
-            .healthServerPort(-1).adminServerPort(-1).build(),
+            .healthServerPort(-1).adminServerPort(-1);
+        if (WINDOW != null) {
+          config.flowControlWindow(WINDOW);
+        }
+        TunnelAgent a = new TunnelAgent(config.build(),
             TimeSource.system(timer), new PrometheusRegistry()).start();
         component = () -> {
           a.close();

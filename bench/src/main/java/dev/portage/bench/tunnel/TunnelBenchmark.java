@@ -24,8 +24,13 @@ import org.slf4j.LoggerFactory;
  * <pre>
  * java -cp bench/target/benchmarks.jar dev.portage.bench.tunnel.TunnelBenchmark \
  *     [--sshd-port P --ssh-key FILE [--ssh-user U]] [--bytes MiB] [--dials N] [--idle N] [--logs DIR]
- *     [--routes direct,connect,grpc,ssh] [--queue-mib N]
+ *     [--routes direct,connect,grpc,ssh] [--queue-mib N] [--warmup-mib N]
  * </pre>
+ *
+ * <p>Each route is warmed up first ({@code --warmup-mib}, default 1024: that many MiB on one stream,
+ * half of it over 32 streams, 300 dials). The relay JVMs' JIT compilers otherwise take 25-65 % of a
+ * core each during the measured transfers (128 MiB was not enough), which measures JIT warm-up, not
+ * the data path; {@code ssh -L} needs none.
  */
 public final class TunnelBenchmark {
   private static final long MIB = 1024 * 1024;
@@ -44,6 +49,7 @@ public final class TunnelBenchmark {
     int dials = Integer.parseInt(opt.getOrDefault("dials", "2000"));
     int idle = Integer.parseInt(opt.getOrDefault("idle", "10000"));
     int parallel = 32;
+    long warmup = Long.parseLong(opt.getOrDefault("warmup-mib", "1024")) * MIB;
     List<String> only = List.of(opt.getOrDefault("routes", "direct,connect,grpc,ssh").split(","));
     Path logs = Path.of(opt.getOrDefault("logs", Files.createTempDirectory("tunnel-bench").toString()));
     String loadBefore = loadAverage();
@@ -100,7 +106,8 @@ public final class TunnelBenchmark {
       List<Row> rows = new ArrayList<>();
       for (Route r : routes) {
         System.err.println("== " + r.name());
-        measureSafely(r.name() + " warm-up", () -> Workloads.throughput(r, 128 * MIB, 1)); // JIT, buffers
+        measureSafely(r.name() + " warm-up", () -> Workloads.throughput(r, warmup, 1)); // JIT, buffers
+        measureSafely(r.name() + " warm-up", () -> Workloads.throughput(r, warmup / 2, parallel));
         measureSafely(r.name() + " warm-up", () -> Workloads.dialLatencies(r, 300)[0]);
         double single = measureSafely(r.name() + " 1 stream", () -> Workloads.throughput(r, bytes, 1));
         double multi = measureSafely(r.name() + " " + parallel + " streams", () -> Workloads.throughput(r, bytes, parallel));

@@ -40,7 +40,7 @@ import java.util.UUID;
  * @param serverCountSource {@code --server-count-source}
  * @param kubeconfig {@code --kubeconfig}; null means in-cluster or the default kubeconfig
  * @param flowControlWindow Portage only: per-connection credit window in bytes, offered to servers
- *     through the {@code portage-flow-control} metadata key; 0 turns it off (1 MiB by default)
+ *     through the {@code portage-flow-control} metadata key; 0 turns it off (4 MiB by default)
  */
 public record TunnelAgentConfig(
     String proxyServerHost,
@@ -208,7 +208,7 @@ public record TunnelAgentConfig(
     private String leaseLabelSelector = "k8s-app=konnectivity-server";
     private ServerCountSource serverCountSource = ServerCountSource.DEFAULT;
     private Path kubeconfig;
-    private long flowControlWindow = 1L << 20;
+    private long flowControlWindow = 4L << 20;
 
     private Builder() {}
 

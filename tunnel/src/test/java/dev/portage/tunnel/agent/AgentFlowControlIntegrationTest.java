@@ -161,7 +161,7 @@ class AgentFlowControlIntegrationTest {
   void theWindowIsValidated() {
     assertThatThrownBy(() -> TunnelAgentConfig.builder().flowControlWindow(-5).build())
         .hasMessage("flowControlWindow: -5 (expected: 0 (off) or 1..1073741824)");
-    assertThat(TunnelAgentConfig.builder().build().flowControlWindow()).isEqualTo(1 << 20);
+    assertThat(TunnelAgentConfig.builder().build().flowControlWindow()).isEqualTo(4 << 20);
     assertThat(TunnelAgentConfig.builder().flowControlWindow(0).build().flowControl()).isFalse();
   }
 

@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
  */
 class FlowControlEndToEndTest {
   private static final int MIB = 1024 * 1024;
-  private static final int WINDOW = MIB; // the default on both sides
+  private static final int WINDOW = 4 * MIB; // the default on both sides
   private static final long QUEUE_BOUND = WINDOW + 64 * 1024; // the window and one packet
   private final List<AutoCloseable> resources = new ArrayList<>();
   private TunnelFixture fx;

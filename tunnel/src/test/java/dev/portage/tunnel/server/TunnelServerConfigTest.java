@@ -34,7 +34,7 @@ class TunnelServerConfigTest {
         .hasMessage("flowControlWindow: -1 (expected: 0 (off) or 1..1073741824)");
     assertThatThrownBy(() -> TunnelServerConfig.builder().flowControlWindow((1L << 30) + 1).build())
         .hasMessage("flowControlWindow: 1073741825 (expected: 0 (off) or 1..1073741824)");
-    assertThat(TunnelServerConfig.builder().build().flowControlWindow()).isEqualTo(1 << 20);
+    assertThat(TunnelServerConfig.builder().build().flowControlWindow()).isEqualTo(4 << 20);
     assertThat(TunnelServerConfig.builder().flowControlWindow(0).build().flowControl()).isFalse();
     assertThatThrownBy(() -> new AgentTokenAuth("ns", "", "aud"))
         .hasMessage("agentServiceAccount: \"\" (expected: non-empty with token auth)");
