@@ -95,7 +95,7 @@ public final class AgentCommand implements Callable<Integer> {
           + " upstream overflow rule (default: ${DEFAULT-VALUE}).")
   boolean flowControl;
 
-  @Option(names = "--flow-control-window", defaultValue = "1048576", paramLabel = "BYTES",
+  @Option(names = "--flow-control-window", defaultValue = "4194304", paramLabel = "BYTES",
       description = "Portage only: per-connection credit window offered to the server, in bytes, up to 1073741824;"
           + " 0 turns flow control off (default: ${DEFAULT-VALUE}).")
   long flowControlWindow;

@@ -105,7 +105,7 @@ class AgentCommandTest {
   @Test
   void flowControlIsOnWithAOneMebibyteWindowAndCanBeTurnedOff() {
     assertThat(parse().flowControl()).isTrue();
-    assertThat(parse().flowControlWindow()).isEqualTo(1L << 20);
+    assertThat(parse().flowControlWindow()).isEqualTo(4L << 20);
     assertThat(parse("--flow-control-window", "65536").flowControlWindow()).isEqualTo(65_536);
     assertThat(parse("--flow-control=false").flowControl()).isFalse();
     assertThat(parse("--flow-control-window", "0").flowControl()).isFalse();
