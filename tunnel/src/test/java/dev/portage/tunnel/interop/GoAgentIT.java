@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.portage.tunnel.server.FrontendMode;
 import dev.portage.tunnel.server.ProxyStrategy;
+import dev.portage.tunnel.server.TestPki;
 import dev.portage.tunnel.server.TlsFiles;
 import dev.portage.tunnel.server.TunnelServer;
 import dev.portage.tunnel.server.TunnelServerConfig;
@@ -182,14 +183,14 @@ class GoAgentIT {
 
   @Test
   void theGoAgentConnectsOverMutualTls(@TempDir Path tmp) throws Exception {
-    InteropPki pki = new InteropPki(tmp);
+    TestPki pki = new TestPki(tmp);
     try (TunnelServer tls = TunnelServer.builder(TunnelServerConfig.builder().ephemeralPorts().healthPort(-1)
             .mode(FrontendMode.HTTP_CONNECT).serverId("portage-tls")
             .agentTls(new TlsFiles(pki.serverCert, pki.serverKey, pki.caCert)).build())
             .registry(new PrometheusRegistry()).build().start();
          GoPeer tlsAgent = GoPeer.start("agent", "-server", "127.0.0.1:" + tls.agentPort(), "-agent-id", "go-agent-tls",
-             "-ca-cert", pki.caCert.toString(), "-agent-cert", pki.agentCert.toString(),
-             "-agent-key", pki.agentKey.toString(), "-server-name", "localhost");
+             "-ca-cert", pki.caCert.toString(), "-agent-cert", pki.clientCert.toString(),
+             "-agent-key", pki.clientKey.toString(), "-server-name", "localhost");
          GoPeer noCert = GoPeer.start("agent", "-server", "127.0.0.1:" + tls.agentPort(), "-agent-id", "go-agent-anon",
              "-ca-cert", pki.caCert.toString(), "-server-name", "localhost");
          EchoBackend echo = new EchoBackend()) {

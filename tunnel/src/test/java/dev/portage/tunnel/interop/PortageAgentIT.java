@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.portage.tunnel.agent.TunnelAgentConfig;
+import dev.portage.tunnel.server.TestPki;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -109,7 +110,7 @@ class PortageAgentIT {
 
   @Test
   void thePortageAgentConnectsToTheGoServerOverMutualTls(@TempDir Path tmp) throws Exception {
-    InteropPki pki = new InteropPki(tmp);
+    TestPki pki = new TestPki(tmp);
     try (GoPeer tlsServer = GoPeer.start("server", "-server-id", "go-server-tls", "-cluster-cert", pki.serverCert.toString(),
         "-cluster-key", pki.serverKey.toString(), "-cluster-ca-cert", pki.caCert.toString())) {
       String listening = tlsServer.awaitEvent("listening ");
@@ -118,11 +119,11 @@ class PortageAgentIT {
               "portage-agent-tls", "")
           .proxyServerHost("localhost")
           .caCert(pki.caCert)
-          .agentCert(pki.agentCert)
-          .agentKey(pki.agentKey)
+          .agentCert(pki.clientCert)
+          .agentKey(pki.clientKey)
           .build();
       try (RealTimeAgent tlsAgent = new RealTimeAgent(config); EchoBackend echo = new EchoBackend()) {
-        assertThat(GoPeer.field(tlsServer.awaitEvent("agent-connected "), "client-cert")).isEqualTo(InteropPki.AGENT_CN);
+        assertThat(GoPeer.field(tlsServer.awaitEvent("agent-connected "), "client-cert")).isEqualTo(TestPki.CLIENT_CN);
         await().atMost(GoPeer.WAIT).until(() -> tlsAgent.agent.connectedServers() == 1);
         try (ConnectSocket c = ConnectSocket.open(tlsProxyPort, echo.address())) {
           assertThat(c.echo("over tls".getBytes(StandardCharsets.UTF_8))).asString(StandardCharsets.UTF_8)
