@@ -8,9 +8,13 @@ import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * The sidecar's metrics, per route (authority + route name) and per endpoint.
@@ -106,16 +110,16 @@ final class SidecarMetrics {
   /** A response sent to the client: counted by status class, latency observed. */
   void routeResponse(String authority, String route, int status, long nanos) {
     RouteMetrics m = route(authority, route);
-    m.requests(status).inc();
-    m.latency().observe(nanos / 1e9);
+    m.requests.get(status).inc();
+    m.latency.get().observe(nanos / 1e9);
   }
 
   void retry(String authority, String route) {
-    route(authority, route).retries().inc();
+    route(authority, route).retries.get().inc();
   }
 
   void budgetExhausted(String authority, String route) {
-    route(authority, route).budgetExhausted().inc();
+    route(authority, route).budgetExhausted.get().inc();
   }
 
   /**
@@ -126,9 +130,9 @@ final class SidecarMetrics {
    */
   void endpointResponse(String authority, String endpoint, int status, long nanos) {
     EndpointMetrics m = children(endpoints, authority, endpoint, EndpointMetrics::new);
-    m.requests(status).inc();
+    m.requests.get(status).inc();
     if (status >= 0 && nanos >= 0) {
-      m.latency().observe(nanos / 1e9);
+      m.latency.get().observe(nanos / 1e9);
     }
   }
 
@@ -159,10 +163,49 @@ final class SidecarMetrics {
     return m;
   }
 
-  /** Index of a status class in the per-class arrays: 1..5 for 1xx..5xx, 0 for anything else. */
-  private static int classIndex(int status) {
-    int c = status / 100;
-    return c >= 1 && c <= 5 ? c : 0;
+  /** A data point looked up on first use and kept; a race only repeats the idempotent lookup. */
+  private static final class LazyPoint<T> {
+    private final Supplier<T> lookup;
+    private volatile T point;
+
+    LazyPoint(Supplier<T> lookup) {
+      this.lookup = lookup;
+    }
+
+    T get() {
+      T p = point;
+      if (p == null) {
+        p = lookup.get();
+        point = p;
+      }
+      return p;
+    }
+  }
+
+  /**
+   * Counters of one series by status class: 1xx..5xx and "error" (no response, status -1) are
+   * cached; any other status is looked up each time (its class label is not one of six).
+   */
+  private static final class ByStatusClass {
+    private final Function<String, CounterDataPoint> lookup;
+    private final List<LazyPoint<CounterDataPoint>> classes = new ArrayList<>(6); // [0]: "error"
+
+    ByStatusClass(Function<String, CounterDataPoint> lookup) {
+      this.lookup = lookup;
+      classes.add(new LazyPoint<>(() -> lookup.apply("error")));
+      for (int c = 1; c <= 5; c++) {
+        String label = c + "xx";
+        classes.add(new LazyPoint<>(() -> lookup.apply(label)));
+      }
+    }
+
+    CounterDataPoint get(int status) {
+      if (status < 0) {
+        return classes.get(0).get();
+      }
+      int c = status / 100;
+      return c >= 1 && c <= 5 ? classes.get(c).get() : lookup.apply(statusClass(status));
+    }
   }
 
   /**
@@ -170,88 +213,28 @@ final class SidecarMetrics {
    * exposition when it is first counted, as with a direct label lookup.
    */
   private final class RouteMetrics {
-    private final String authority;
-    private final String route;
-    private final CounterDataPoint[] requests = new CounterDataPoint[6];
-    private volatile DistributionDataPoint latency;
-    private volatile CounterDataPoint retries;
-    private volatile CounterDataPoint budgetExhausted;
+    final ByStatusClass requests;
+    final LazyPoint<DistributionDataPoint> latency;
+    final LazyPoint<CounterDataPoint> retries;
+    final LazyPoint<CounterDataPoint> budgetExhausted;
 
     RouteMetrics(String authority, String route) {
-      this.authority = authority;
-      this.route = route;
-    }
-
-    // Races below only repeat an idempotent lookup: the client returns the same data point.
-    CounterDataPoint requests(int status) {
-      int i = classIndex(status);
-      CounterDataPoint p = requests[i];
-      if (p == null || i == 0) {
-        p = routeRequests.labelValues(authority, route, statusClass(status));
-        requests[i] = p;
-      }
-      return p;
-    }
-
-    DistributionDataPoint latency() {
-      DistributionDataPoint p = latency;
-      if (p == null) {
-        p = routeLatency.labelValues(authority, route);
-        latency = p;
-      }
-      return p;
-    }
-
-    CounterDataPoint retries() {
-      CounterDataPoint p = retries;
-      if (p == null) {
-        p = SidecarMetrics.this.retries.labelValues(authority, route);
-        retries = p;
-      }
-      return p;
-    }
-
-    CounterDataPoint budgetExhausted() {
-      CounterDataPoint p = budgetExhausted;
-      if (p == null) {
-        p = SidecarMetrics.this.budgetExhausted.labelValues(authority, route);
-        budgetExhausted = p;
-      }
-      return p;
+      requests = new ByStatusClass(c -> routeRequests.labelValues(authority, route, c));
+      latency = new LazyPoint<>(() -> routeLatency.labelValues(authority, route));
+      retries = new LazyPoint<>(() -> SidecarMetrics.this.retries.labelValues(authority, route));
+      budgetExhausted =
+          new LazyPoint<>(() -> SidecarMetrics.this.budgetExhausted.labelValues(authority, route));
     }
   }
 
   /** The data points of one endpoint of one authority, resolved on first use. */
   private final class EndpointMetrics {
-    private final String authority;
-    private final String endpoint;
-    private final CounterDataPoint[] requests = new CounterDataPoint[6]; // [0]: "error"
-    private volatile DistributionDataPoint latency;
+    final ByStatusClass requests;
+    final LazyPoint<DistributionDataPoint> latency;
 
     EndpointMetrics(String authority, String endpoint) {
-      this.authority = authority;
-      this.endpoint = endpoint;
-    }
-
-    CounterDataPoint requests(int status) {
-      int i = status < 0 ? 0 : classIndex(status);
-      CounterDataPoint p = requests[i];
-      if (p == null || (i == 0 && status >= 0)) {
-        p = endpointRequests.labelValues(authority, endpoint, status < 0 ? "error" : statusClass(status));
-        if (i != 0 || status < 0) {
-          requests[i] = p;
-        }
-      }
-      return p;
-    }
-
-    DistributionDataPoint latency() {
-      DistributionDataPoint p = latency;
-      if (p == null) {
-        p = endpointLatency.labelValues(authority, endpoint);
-        latency = p;
-      }
-      return p;
+      requests = new ByStatusClass(c -> endpointRequests.labelValues(authority, endpoint, c));
+      latency = new LazyPoint<>(() -> endpointLatency.labelValues(authority, endpoint));
     }
   }
 
