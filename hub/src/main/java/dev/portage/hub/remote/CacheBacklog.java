@@ -4,7 +4,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.zip.CRC32C;
 
 /**
  * Keeps the cache writer from falling behind without bound. Bodies of get and list answers wait for
@@ -56,13 +55,6 @@ final class CacheBacklog {
     return refused.sum();
   }
 
-  /** A fingerprint of {@code body}: its CRC32C and its length. */
-  static long fingerprint(byte[] body) {
-    CRC32C crc = new CRC32C();
-    crc.update(body);
-    return fingerprint(crc.getValue(), body.length);
-  }
-
   /** A fingerprint from a body's CRC32C (computed as it streamed) and its length. */
   static long fingerprint(long crc32c, int length) {
     return crc32c << 32 ^ length;
@@ -80,11 +72,6 @@ final class CacheBacklog {
       lastStored.clear();
     }
     lastStored.put(request, fingerprint);
-  }
-
-  /** Forgets what was stored for {@code request} (its write failed or was partial). */
-  void forget(String request) {
-    lastStored.remove(request);
   }
 
   /**

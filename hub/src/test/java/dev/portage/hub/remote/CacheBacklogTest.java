@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
+import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
 
 class CacheBacklogTest {
@@ -29,15 +30,15 @@ class CacheBacklogTest {
   @Test
   void anAnswerIdenticalToTheLastStoredIsRecognisedUntilForgotten() {
     CacheBacklog backlog = new CacheBacklog(100);
-    long a = CacheBacklog.fingerprint("{\"items\":[1]}".getBytes(StandardCharsets.UTF_8));
-    long b = CacheBacklog.fingerprint("{\"items\":[2]}".getBytes(StandardCharsets.UTF_8));
+    long a = fingerprint("{\"items\":[1]}");
+    long b = fingerprint("{\"items\":[2]}");
     assertThat(a).isNotEqualTo(b);
     assertThat(backlog.isUnchanged("kubelet list /api/v1/pods {}", a)).isFalse();
     backlog.stored("kubelet list /api/v1/pods {}", a);
     assertThat(backlog.isUnchanged("kubelet list /api/v1/pods {}", a)).isTrue();
     assertThat(backlog.isUnchanged("kubelet list /api/v1/pods {}", b)).isFalse();
     assertThat(backlog.isUnchanged("kube-proxy list /api/v1/pods {}", a)).isFalse();
-    backlog.forget("kubelet list /api/v1/pods {}");
+    backlog.forget("kubelet list /api/v1/pods {}", a);
     assertThat(backlog.isUnchanged("kubelet list /api/v1/pods {}", a)).isFalse();
   }
 
@@ -45,5 +46,12 @@ class CacheBacklogTest {
   void rejectsANonPositiveLimit() {
     assertThatThrownBy(() -> new CacheBacklog(0))
         .hasMessage("maxBytes: 0 (expected: > 0)");
+  }
+
+  private static long fingerprint(String body) {
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    CRC32C crc = new CRC32C();
+    crc.update(bytes);
+    return CacheBacklog.fingerprint(crc.getValue(), bytes.length);
   }
 }
