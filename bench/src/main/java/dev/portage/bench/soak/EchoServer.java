@@ -1,42 +1,24 @@
 package dev.portage.bench.soak;
 
+import dev.portage.bench.LoopbackAcceptor;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 
 /**
  * The TCP backend the tunnels end at: echoes every byte back until the peer closes. Blocking I/O on
  * one virtual thread per connection; thread-safe.
  */
 final class EchoServer implements AutoCloseable {
-  private final ServerSocket listener;
-  private final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+  private final LoopbackAcceptor acceptor;
 
   EchoServer() throws IOException {
-    listener = new ServerSocket();
-    listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1024);
-    threads.execute(this::acceptLoop);
+    acceptor = new LoopbackAcceptor(1024, EchoServer::echo);
   }
 
   int port() {
-    return listener.getLocalPort();
-  }
-
-  private void acceptLoop() {
-    while (!listener.isClosed()) {
-      try {
-        Socket s = listener.accept();
-        threads.execute(() -> echo(s));
-      } catch (IOException e) {
-        return;
-      }
-    }
+    return acceptor.port();
   }
 
   private static void echo(Socket s) {
@@ -53,7 +35,6 @@ final class EchoServer implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
-    listener.close();
-    threads.shutdownNow();
+    acceptor.close();
   }
 }

@@ -1,17 +1,14 @@
 package dev.portage.bench.soak;
 
+import dev.portage.bench.LoopbackAcceptor;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -21,10 +18,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * behind a Kubernetes Service. Virtual thread per direction; thread-safe.
  */
 final class RoundRobinForwarder implements AutoCloseable {
-  private final ServerSocket listener;
+  private final LoopbackAcceptor acceptor;
   private final List<InetSocketAddress> targets;
   private final AtomicInteger next = new AtomicInteger();
-  private final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
   private final Set<Socket> open = ConcurrentHashMap.newKeySet();
 
   RoundRobinForwarder(List<InetSocketAddress> targets) throws IOException {
@@ -32,24 +28,11 @@ final class RoundRobinForwarder implements AutoCloseable {
       throw new IllegalArgumentException("targets: [] (expected: at least one)");
     }
     this.targets = List.copyOf(targets);
-    listener = new ServerSocket();
-    listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 128);
-    threads.execute(this::acceptLoop);
+    acceptor = new LoopbackAcceptor(128, this::connect);
   }
 
   int port() {
-    return listener.getLocalPort();
-  }
-
-  private void acceptLoop() {
-    while (!listener.isClosed()) {
-      try {
-        Socket client = listener.accept();
-        threads.execute(() -> connect(client));
-      } catch (IOException e) {
-        return;
-      }
-    }
+    return acceptor.port();
   }
 
   private void connect(Socket client) {
@@ -61,8 +44,8 @@ final class RoundRobinForwarder implements AutoCloseable {
         upstream.connect(target, 2_000);
         open.add(client);
         open.add(upstream);
-        threads.execute(() -> pump(client, upstream));
-        threads.execute(() -> pump(upstream, client));
+        acceptor.execute(() -> pump(client, upstream));
+        acceptor.execute(() -> pump(upstream, client));
         return;
       } catch (IOException e) {
         closeQuietly(upstream);
@@ -96,10 +79,9 @@ final class RoundRobinForwarder implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
-    listener.close();
+    acceptor.close();
     for (Socket s : open) {
       closeQuietly(s);
     }
-    threads.shutdownNow();
   }
 }

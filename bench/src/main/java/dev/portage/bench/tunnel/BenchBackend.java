@@ -1,16 +1,12 @@
 package dev.portage.bench.tunnel;
 
+import dev.portage.bench.LoopbackAcceptor;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.SplittableRandom;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 
 /**
  * The server every route ends at. The first byte a connection sends picks what it does: {@code 'E'}
@@ -22,30 +18,16 @@ final class BenchBackend implements AutoCloseable {
   static final byte ECHO = 'E';
   static final byte SOURCE = 'S';
 
-  private final ServerSocket listener;
-  private final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+  private final LoopbackAcceptor acceptor;
   private final byte[] block = new byte[256 * 1024];
 
   BenchBackend() throws IOException {
     new SplittableRandom(7).nextBytes(block);
-    listener = new ServerSocket();
-    listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 4096);
-    threads.execute(this::acceptLoop);
+    acceptor = new LoopbackAcceptor(4096, this::serve);
   }
 
   int port() {
-    return listener.getLocalPort();
-  }
-
-  private void acceptLoop() {
-    while (!listener.isClosed()) {
-      try {
-        Socket s = listener.accept();
-        threads.execute(() -> serve(s));
-      } catch (IOException e) {
-        return;
-      }
-    }
+    return acceptor.port();
   }
 
   private void serve(Socket s) {
@@ -72,7 +54,6 @@ final class BenchBackend implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
-    listener.close();
-    threads.shutdownNow();
+    acceptor.close();
   }
 }
