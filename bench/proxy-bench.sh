@@ -6,6 +6,8 @@
 #                                   # WARMUP=10 (seconds of wrk before each measured wrk run),
 #                                   # PORTAGE_WARMUP=30 (the same for Portage's JVMs: the JIT needs
 #                                   # tens of seconds of traffic on a loaded 2-core machine),
+#                                   # RATE=10000 (requests/s of the L7 fixed-rate run),
+#                                   # PEER_WORKERS=1 (nginx worker_processes, HAProxy nbthread),
 #                                   # PARTS="l4 l7", BASE_PORT=27100, PORTAGE=<launcher command>,
 #                                   # PORTAGE_JAVA_OPTS (default: Netty leak detection off; also
 #                                   # passed when PORTAGE is a raw `java ... -jar portage.jar`), KEEP_TMP=1
@@ -19,6 +21,8 @@ THREADS=${THREADS:-2}
 WARMUP=${WARMUP:-10}
 PORTAGE_WARMUP=${PORTAGE_WARMUP:-30}
 PARTS=${PARTS:-l4 l7}
+RATE=${RATE:-10000}
+PEER_WORKERS=${PEER_WORKERS:-1}
 # bin/portage passes these to java; leak detection (on by default in tests) must be off when timing.
 export PORTAGE_JAVA_OPTS=${PORTAGE_JAVA_OPTS:--Dio.netty.leakDetection.level=disabled}
 BASE=${BASE_PORT:-27100}
@@ -47,7 +51,7 @@ chmod 644 "$tmp/index.html"
 stream_mod=$(ls /usr/lib/nginx/modules/ngx_stream_module.so 2>/dev/null || true)
 cat >"$tmp/nginx.conf" <<NG
 ${stream_mod:+load_module $stream_mod;}
-worker_processes 1;
+worker_processes $PEER_WORKERS;
 daemon off;
 pid $tmp/nginx.pid;
 error_log $tmp/nginx-error.log warn;
@@ -75,7 +79,7 @@ bg iperf3 iperf3 -s -B 127.0.0.1 -p "$P_IPERF"
 cat >"$tmp/haproxy.cfg" <<HA
 global
   maxconn 4096
-  nbthread 1
+  nbthread $PEER_WORKERS
 defaults
   timeout connect 5s
   timeout client 60s
@@ -179,11 +183,32 @@ wrkrun() {
   echo "$rps $p99"
 }
 
+# h2rate PORT [HEADER] -> "P50MS P99MS P999MS" of RATE requests/s in total, spread over the same
+# CONNS keep-alive HTTP/1.1 connections (h2load --rps: each connection sends at a fixed rate, so the
+# latency is measured below saturation, as wrk2 would; wrk above measures it at saturation).
+h2rate() {
+  local port=$1 hdr=${2:-} log="$tmp/h2load-$1.tsv"
+  local args=(--h1 -t"$THREADS" -c"$CONNS" --rps="$((RATE / CONNS))" -D "$DURATION" --warm-up-time=2 --log-file="$log")
+  # h2load takes the request's authority from the pseudo-header, also in HTTP/1.1 mode.
+  [[ -n $hdr ]] && args+=(-H ":authority: ${hdr#Host: }")
+  h2load "${args[@]}" "http://127.0.0.1:$port/index.html" >>"$tmp/h2load.out" 2>&1
+  python3 - "$log" "$port" <<'PY'
+import sys
+rows = [l.split("\t") for l in open(sys.argv[1]) if l.strip()]
+bad = sum(1 for r in rows if r[1] != "200")
+if bad or not rows:
+    print(f"{bad} non-200 answers of {len(rows)} on port {sys.argv[2]}", file=sys.stderr)
+us = sorted(int(r[2]) for r in rows)
+pick = lambda q: us[min(len(us) - 1, int(q * len(us)))] / 1000.0
+print("%.2f %.2f %.2f %d" % (pick(0.50), pick(0.99), pick(0.999), len(us)))
+PY
+}
+
 ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print('%.2f' % (a/b) if b else 'n/a')" "$1" "$2"; }
 
 echo "# proxy-bench $(date -u +%FT%TZ) on $(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "duration ${DURATION}s per measurement after ${WARMUP}s of warm-up (Portage: ${PORTAGE_WARMUP}s), wrk -t$THREADS -c$CONNS, 1 KiB static file from nginx"
-echo "portage JVM options: ${PORTAGE_JAVA_OPTS}"
+echo "portage JVM options: ${PORTAGE_JAVA_OPTS}; nginx worker_processes and HAProxy nbthread: $PEER_WORKERS"
 if [[ " $PARTS " == *" l4 "* ]]; then
 echo
 echo "## L4 (TCP)"
@@ -223,6 +248,21 @@ for p in nginx haproxy sidecar; do
 done
 echo
 echo "load average during L7: $l7load"
+echo
+echo "### L7 at a fixed rate ($RATE req/s over $CONNS connections, h2load --h1 --rps, after the runs above)"
+echo
+echo "| proxy | p50 ms | p99 ms | p99.9 ms | requests | p99 vs nginx | p99.9 vs nginx |"
+echo "|---|---|---|---|---|---|---|"
+declare -A F50 F99 F999 FN
+fload=$(cut -d' ' -f1-3 /proc/loadavg)
+read -r F50[nginx] F99[nginx] F999[nginx] FN[nginx] < <(h2rate "$P_NG_HTTP")
+read -r F50[haproxy] F99[haproxy] F999[haproxy] FN[haproxy] < <(h2rate "$P_HA_HTTP")
+read -r F50[sidecar] F99[sidecar] F999[sidecar] FN[sidecar] < <(h2rate "$P_SC" "$HOSTHDR")
+for p in nginx haproxy sidecar; do
+  echo "| $p | ${F50[$p]} | ${F99[$p]} | ${F999[$p]} | ${FN[$p]} | $(ratio "${F99[$p]}" "${F99[nginx]}") | $(ratio "${F999[$p]}" "${F999[nginx]}") |"
+done
+echo
+echo "load average before the fixed-rate runs: $fload"
 fi
 echo
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
