@@ -6,7 +6,7 @@
 #                                   # WARMUP=10 (seconds of wrk before each measured wrk run),
 #                                   # PORTAGE_WARMUP=30 (the same for Portage's JVMs: the JIT needs
 #                                   # tens of seconds of traffic on a loaded 2-core machine),
-#                                   # RATE=10000 (requests/s of the L7 fixed-rate run),
+#                                   # RATES="5000 10000 15000" (requests/s of the L7 fixed-rate runs),
 #                                   # PEER_WORKERS=1 (nginx worker_processes, HAProxy nbthread),
 #                                   # PARTS="l4 l7", BASE_PORT=27100, PORTAGE=<launcher command>,
 #                                   # PORTAGE_JAVA_OPTS (default: Netty leak detection off; also
@@ -21,7 +21,7 @@ THREADS=${THREADS:-2}
 WARMUP=${WARMUP:-10}
 PORTAGE_WARMUP=${PORTAGE_WARMUP:-30}
 PARTS=${PARTS:-l4 l7}
-RATE=${RATE:-10000}
+RATES=${RATES:-5000 10000 15000}
 PEER_WORKERS=${PEER_WORKERS:-1}
 # bin/portage passes these to java; leak detection (on by default in tests) must be off when timing.
 export PORTAGE_JAVA_OPTS=${PORTAGE_JAVA_OPTS:--Dio.netty.leakDetection.level=disabled}
@@ -183,12 +183,12 @@ wrkrun() {
   echo "$rps $p99"
 }
 
-# h2rate PORT [HEADER] -> "P50MS P99MS P999MS" of RATE requests/s in total, spread over the same
+# h2rate RATE PORT [HEADER] -> "P50MS P99MS P999MS COUNT" of RATE requests/s in total, spread over the same
 # CONNS keep-alive HTTP/1.1 connections (h2load --rps: each connection sends at a fixed rate, so the
 # latency is measured below saturation, as wrk2 would; wrk above measures it at saturation).
 h2rate() {
-  local port=$1 hdr=${2:-} log="$tmp/h2load-$1.tsv"
-  local args=(--h1 -t"$THREADS" -c"$CONNS" --rps="$((RATE / CONNS))" -D "$DURATION" --warm-up-time=2 --log-file="$log")
+  local rate=$1 port=$2 hdr=${3:-} log="$tmp/h2load-$2-$1.tsv"
+  local args=(--h1 -t"$THREADS" -c"$CONNS" --rps="$((rate / CONNS))" -D "$DURATION" --warm-up-time=2 --log-file="$log")
   # h2load takes the request's authority from the pseudo-header, also in HTTP/1.1 mode.
   [[ -n $hdr ]] && args+=(-H ":authority: ${hdr#Host: }")
   h2load "${args[@]}" "http://127.0.0.1:$port/index.html" >>"$tmp/h2load.out" 2>&1
@@ -249,17 +249,19 @@ done
 echo
 echo "load average during L7: $l7load"
 echo
-echo "### L7 at a fixed rate ($RATE req/s over $CONNS connections, h2load --h1 --rps, after the runs above)"
+echo "### L7 at fixed rates (h2load --h1 --rps over $CONNS connections, ${DURATION}s each after 2 s of warm-up)"
 echo
-echo "| proxy | p50 ms | p99 ms | p99.9 ms | requests | p99 vs nginx | p99.9 vs nginx |"
-echo "|---|---|---|---|---|---|---|"
-declare -A F50 F99 F999 FN
+echo "| rate req/s | proxy | p50 ms | p99 ms | p99.9 ms | requests | p99 vs nginx | p99.9 vs nginx |"
+echo "|---|---|---|---|---|---|---|---|"
 fload=$(cut -d' ' -f1-3 /proc/loadavg)
-read -r F50[nginx] F99[nginx] F999[nginx] FN[nginx] < <(h2rate "$P_NG_HTTP")
-read -r F50[haproxy] F99[haproxy] F999[haproxy] FN[haproxy] < <(h2rate "$P_HA_HTTP")
-read -r F50[sidecar] F99[sidecar] F999[sidecar] FN[sidecar] < <(h2rate "$P_SC" "$HOSTHDR")
-for p in nginx haproxy sidecar; do
-  echo "| $p | ${F50[$p]} | ${F99[$p]} | ${F999[$p]} | ${FN[$p]} | $(ratio "${F99[$p]}" "${F99[nginx]}") | $(ratio "${F999[$p]}" "${F999[nginx]}") |"
+for rate in $RATES; do
+  declare -A F50 F99 F999 FN
+  read -r F50[nginx] F99[nginx] F999[nginx] FN[nginx] < <(h2rate "$rate" "$P_NG_HTTP")
+  read -r F50[haproxy] F99[haproxy] F999[haproxy] FN[haproxy] < <(h2rate "$rate" "$P_HA_HTTP")
+  read -r F50[sidecar] F99[sidecar] F999[sidecar] FN[sidecar] < <(h2rate "$rate" "$P_SC" "$HOSTHDR")
+  for p in nginx haproxy sidecar; do
+    echo "| $rate | $p | ${F50[$p]} | ${F99[$p]} | ${F999[$p]} | ${FN[$p]} | $(ratio "${F99[$p]}" "${F99[nginx]}") | $(ratio "${F999[$p]}" "${F999[nginx]}") |"
+  done
 done
 echo
 echo "load average before the fixed-rate runs: $fload"
