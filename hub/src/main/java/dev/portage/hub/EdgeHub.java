@@ -79,6 +79,7 @@ public final class EdgeHub implements AutoCloseable {
   private ThreadPoolExecutor cacheReader;
   private Upstreams upstreams;
   private LocalProxy local;
+  private RemoteProxy remote;
   private DiskCache cache;
   private AdminServer hubServer;
   private boolean started;
@@ -146,10 +147,10 @@ public final class EdgeHub implements AutoCloseable {
             healthy ? "healthy" : "unhealthy"));
     local = new LocalProxy(cacher, policy, json, time, upstreams::anyHealthy,
         config.minRequestTimeout(), RandomGenerator.getDefault(), cacheReader);
-    RemoteProxy remote = new RemoteProxy(pool, cacher, policy, cacheWriter, time.ticker(),
+    remote = new RemoteProxy(pool, cacher, policy, cacheWriter, time.ticker(),
         () -> bootstrapToken);
     HubMetrics metrics = new HubMetrics(registry, upstreams, cache, local, inFlight::get,
-        remote::uncachedResponses);
+        remote::uncachedResponses, remote::runningExchanges);
     upstreams.start();
 
     SslContext serverTls =
@@ -269,6 +270,11 @@ public final class EdgeHub implements AutoCloseable {
   /** Watches the local proxy is holding open. */
   int heldWatches() {
     return local == null ? 0 : local.heldWatches();
+  }
+
+  /** Exchanges with the API server running for connected clients; for leak tests. */
+  int upstreamExchanges() {
+    return remote == null ? 0 : remote.runningExchanges();
   }
 
   /** Non-long-running requests in flight now. */

@@ -25,7 +25,7 @@ final class HubMetrics {
   private final Counter rejected;
 
   HubMetrics(PrometheusRegistry registry, Upstreams upstreams, DiskCache cache, LocalProxy local,
-      IntSupplier inFlight, LongSupplier uncachedResponses) {
+      IntSupplier inFlight, LongSupplier uncachedResponses, IntSupplier runningExchanges) {
     requests = Counter.builder()
         .name(PREFIX + "requests_total")
         .help("Requests proxied or answered by the hub, by verb, resource and HTTP code.")
@@ -80,6 +80,12 @@ final class HubMetrics {
         .name(PREFIX + "inflight_requests")
         .help("Non-long-running requests in flight (the --max-requests-in-flight count).")
         .callback(cb -> cb.call(inFlight.getAsInt()))
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name(PREFIX + "upstream_exchanges")
+        .help("Exchanges with the API server running for connected clients (answers being relayed,"
+            + " watches).")
+        .callback(cb -> cb.call(runningExchanges.getAsInt()))
         .register(registry);
     GaugeWithCallback.builder()
         .name(PREFIX + "held_watches")

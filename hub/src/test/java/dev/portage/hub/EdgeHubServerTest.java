@@ -8,13 +8,20 @@ import dev.portage.hub.remote.Upstreams;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.http.RecordedRequest;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.BufferedInputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -40,6 +47,8 @@ class EdgeHubServerTest {
         .andReturn(200, "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"slow\"}}").always();
     upstream.expect().get().delay(3, TimeUnit.SECONDS).withPath("/api/v1/namespaces/default/pods/held")
         .andReturn(200, "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"held\"}}").once();
+    upstream.expect().get().delay(8, TimeUnit.SECONDS).withPath("/api/v1/namespaces/default/pods/stuck")
+        .andReturn(200, "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"stuck\"}}").once();
     EdgeHubConfig config =
         EdgeHubConfig.defaults(List.of(upstream.url("/").replaceAll("/$", "")), dir)
             .withPorts(0, 0, 0)
@@ -161,5 +170,55 @@ class EdgeHubServerTest {
       assertThat(new String(socket.getInputStream().readAllBytes())).startsWith("HTTP/1.1 400");
     }
     await().atMost(Duration.ofSeconds(10)).until(() -> hub.openConnections() == 0);
+  }
+
+  @Test
+  void aKeepAliveClientHoldsNoExchangeItHadAnswered() throws Exception {
+    try (Socket socket = new Socket("127.0.0.1", hub.proxyAddress().getPort())) {
+      socket.setSoTimeout(10_000);
+      var in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+      byte[] request = ("GET /api/v1/namespaces/default/pods/slow HTTP/1.1\r\n"
+          + "Host: hub\r\nUser-Agent: kubelet/1\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+      for (int i = 0; i < 1_000; i++) {
+        socket.getOutputStream().write(request);
+        assertThat(readResponse(in)).startsWith("HTTP/1.1 200 OK").endsWith("\"name\":\"slow\"}}");
+      }
+      // The connection is still open: nothing of the 1,000 finished exchanges may stay with it.
+      await().atMost(Duration.ofSeconds(10)).until(() -> hub.upstreamExchanges() == 0);
+      assertThat(hub.openConnections()).isEqualTo(1);
+      String metrics = send(HttpRequest.newBuilder(hubServer("/metrics"))).body();
+      assertThat(metrics).contains("portage_hub_upstream_exchanges 0.0");
+    }
+  }
+
+  @Test
+  void aClientThatLeavesEndsItsRunningExchange() throws Exception {
+    try (Socket socket = new Socket("127.0.0.1", hub.proxyAddress().getPort())) {
+      socket.getOutputStream().write(("GET /api/v1/namespaces/default/pods/stuck HTTP/1.1\r\n"
+          + "Host: hub\r\nUser-Agent: kubelet/1\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+      await().atMost(Duration.ofSeconds(5)).until(() -> hub.upstreamExchanges() == 1);
+    }
+    // The upstream answers only after 8 s; the exchange ends as soon as its client has gone.
+    await().atMost(Duration.ofSeconds(5)).until(() -> hub.upstreamExchanges() == 0);
+    await().atMost(Duration.ofSeconds(5)).until(() -> hub.inFlight() == 0);
+  }
+
+  /** One HTTP/1.1 response with a Content-Length body, head and body as text. */
+  private static String readResponse(DataInputStream in) throws IOException {
+    StringBuilder head = new StringBuilder();
+    while (!head.toString().endsWith("\r\n\r\n")) {
+      int b = in.read();
+      if (b < 0) {
+        throw new EOFException("connection closed after: " + head);
+      }
+      head.append((char) b);
+    }
+    int length = head.toString().lines()
+        .filter(l -> l.toLowerCase(Locale.ROOT).startsWith("content-length:"))
+        .mapToInt(l -> Integer.parseInt(l.substring(l.indexOf(':') + 1).trim()))
+        .findFirst().orElseThrow(() -> new AssertionError("no content-length in " + head));
+    byte[] body = new byte[length];
+    in.readFully(body);
+    return head + new String(body, StandardCharsets.UTF_8);
   }
 }

@@ -17,6 +17,7 @@ import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpVersion;
 import java.util.Objects;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -55,6 +56,7 @@ public final class RemoteProxy {
   private final Supplier<String> bootstrapToken;
   private final LongAdder uncached = new LongAdder();
   private final CacheBacklog backlog = new CacheBacklog(MAX_CACHE_BACKLOG);
+  private final AtomicInteger runningExchanges = new AtomicInteger();
 
   /**
    * @param cacheWriter runs cache writes in submission order (one thread)
@@ -81,6 +83,14 @@ public final class RemoteProxy {
    */
   public long uncachedResponses() {
     return uncached.sum();
+  }
+
+  /**
+   * Upstream exchanges running for connected clients (answers being relayed, watches); back to 0
+   * when the hub is idle, whether or not the clients keep their connections open.
+   */
+  public int runningExchanges() {
+    return runningExchanges.get();
   }
 
   /**
@@ -142,7 +152,8 @@ public final class RemoteProxy {
           }
           UpstreamExchange exchange =
               new UpstreamExchange(info, request.method(), stream, inbound, keepAlive, upgrade,
-                  pick, cacheTee, ticker, start, onResponse, fallback);
+                  pick, cacheTee, ticker, start, onResponse, fallback,
+                  ClientExchanges.of(inbound, runningExchanges));
           stream.attach(exchange);
           exchange.send(out);
         });

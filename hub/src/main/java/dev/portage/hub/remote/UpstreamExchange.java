@@ -62,8 +62,8 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
   private boolean responded;
   private boolean reusable = true;
   private boolean finished;
-  /** On the client's close future while the exchange runs; removed when it finishes. */
-  private ChannelFutureListener clientGone;
+  /** The exchanges running for the client connection; this one is in it until it finishes. */
+  private final ClientExchanges running;
   private boolean caching;
   private ChannelFuture unflushed; // the last client write not yet flushed, if any
   private boolean headOnly; // the unflushed writes are only the response head
@@ -71,7 +71,8 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
 
   UpstreamExchange(RequestInfo info, HttpMethod method, HttpStream stream, Channel inbound,
       boolean keepAlive, boolean upgrade, Pick<ApiServer> pick, ResponseTee tee, Ticker ticker,
-      long startNanos, IntConsumer onResponse, RemoteProxy.Fallback fallback) {
+      long startNanos, IntConsumer onResponse, RemoteProxy.Fallback fallback,
+      ClientExchanges running) {
     this.info = info;
     this.method = method;
     this.stream = stream;
@@ -84,18 +85,12 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
     this.startNanos = startNanos;
     this.onResponse = onResponse;
     this.fallback = fallback;
+    this.running = running;
   }
 
   void send(FullHttpRequest request) {
     Channel upstream = stream.channel();
-    // A client that goes away (a watch cancelled) ends the exchange and its upstream connection.
-    clientGone = f -> upstream.eventLoop().execute(() -> {
-      if (!finished) {
-        log.debug("{}: client went away; closing the upstream exchange", info);
-        finish(false);
-      }
-    });
-    inbound.closeFuture().addListener(clientGone);
+    running.add(this);
     upstream.writeAndFlush(request).addListener(f -> {
       if (f.isSuccess()) {
         upstream.read();
@@ -313,17 +308,24 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
     inbound.close();
   }
 
+  /** A client that went away (a watch cancelled) ends the exchange and its upstream connection. */
+  void clientGone() {
+    stream.channel().eventLoop().execute(() -> {
+      if (!finished) {
+        log.debug("{}: client went away; closing the upstream exchange", info);
+        finish(false);
+      }
+    });
+  }
+
   /**
    * Ends the exchange's claim on the client connection: a keep-alive client carries many exchanges
-   * one after another, and a listener left on its close future would keep every finished exchange
-   * (request, pooled stream, tee) reachable until the client disconnects.
+   * one after another, and one still referenced from the connection would keep its request, pooled
+   * stream and tee reachable until the client disconnects.
    */
   private void markFinished() {
     finished = true;
-    if (clientGone != null) {
-      inbound.closeFuture().removeListener(clientGone);
-      clientGone = null;
-    }
+    running.remove(this);
   }
 
   private static boolean isJson(HttpResponse response) {
