@@ -57,6 +57,10 @@ public final class SidecarCommand implements Callable<Integer> {
   @Option(names = "--balancer", defaultValue = "p2c-ewma", description = "p2c-ewma | round-robin.")
   String balancer;
 
+  @Option(names = "--io-threads", defaultValue = "0",
+      description = "Event loops serving connections; 0 = one per core (or -Dio.netty.eventLoopThreads).")
+  int ioThreads;
+
   @Override
   public Integer call() throws Exception {
     SidecarConfig config = toConfig();
@@ -74,7 +78,8 @@ public final class SidecarCommand implements Callable<Integer> {
   SidecarConfig toConfig() {
     try {
       return new SidecarConfig(destinationAddr, outboundBindAddress, outboundPort, adminBindAddress, adminPort,
-          failfastTimeout, ewmaDefaultRtt, ewmaDecay, SidecarConfig.BalancerKind.fromFlag(balancer));
+          failfastTimeout, ewmaDefaultRtt, ewmaDecay, SidecarConfig.BalancerKind.fromFlag(balancer),
+          ioThreads);
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
     }

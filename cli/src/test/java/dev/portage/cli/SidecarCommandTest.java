@@ -37,15 +37,18 @@ class SidecarCommandTest {
     assertThat(c.ewmaDefaultRtt()).isEqualTo(Duration.ofMillis(30));
     assertThat(c.ewmaDecay()).isEqualTo(Duration.ofSeconds(10));
     assertThat(c.balancer()).isEqualTo(SidecarConfig.BalancerKind.P2C_EWMA);
+    assertThat(c.ioThreads()).isZero();
   }
 
   @Test
   void everyFlagIsMapped() {
     SidecarConfig c = parse("--destination-addr=10.0.0.1:8086", "--outbound-port=5140",
         "--outbound-bind-address=0.0.0.0", "--admin-port=5191", "--admin-bind-address=0.0.0.0",
-        "--failfast-timeout=1500ms", "--ewma-default-rtt=5ms", "--ewma-decay=1m", "--balancer=round-robin");
+        "--failfast-timeout=1500ms", "--ewma-default-rtt=5ms", "--ewma-decay=1m", "--balancer=round-robin",
+        "--io-threads=1");
     assertThat(c).isEqualTo(new SidecarConfig("10.0.0.1:8086", "0.0.0.0", 5140, "0.0.0.0", 5191,
-        Duration.ofMillis(1500), Duration.ofMillis(5), Duration.ofMinutes(1), SidecarConfig.BalancerKind.ROUND_ROBIN));
+        Duration.ofMillis(1500), Duration.ofMillis(5), Duration.ofMinutes(1), SidecarConfig.BalancerKind.ROUND_ROBIN,
+        1));
   }
 
   @Test
@@ -57,6 +60,8 @@ class SidecarCommandTest {
   void badValuesAreRejectedWithTheExpectation() {
     assertThat(run("sidecar", "--destination-addr=c:1", "--balancer=least-loaded").err())
         .contains("balancer: least-loaded (expected: p2c-ewma or round-robin)");
+    assertThat(run("sidecar", "--destination-addr=c:1", "--io-threads=-1").err())
+        .contains("ioThreads: -1 (expected: >= 0, 0 = one per core)");
     assertThat(run("sidecar", "--destination-addr=nohost").err())
         .contains("destinationAddr: \"nohost\" (expected: HOST:PORT)");
     assertThat(run("sidecar", "--destination-addr=c:1", "--failfast-timeout=0").err())

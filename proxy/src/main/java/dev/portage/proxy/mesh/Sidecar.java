@@ -107,7 +107,7 @@ public final class Sidecar implements AutoCloseable {
     }
     started = true;
     try {
-      group = NettyTransport.best().newEventLoopGroup(ioThreads(), "portage-sidecar");
+      group = NettyTransport.best().newEventLoopGroup(ioThreads(config.ioThreads()), "portage-sidecar");
       pool = HttpClientPool.builder(group, time).build();
       discovery = new Discovery(destinations, this::newBalancer, time.ticker(), DISCOVERY_IDLE_TIMEOUT);
       profiles = new Profiles(destinations, time.ticker(), DISCOVERY_IDLE_TIMEOUT);
@@ -172,11 +172,15 @@ public final class Sidecar implements AutoCloseable {
   }
 
   /**
-   * One event loop per core, or Netty's {@code -Dio.netty.eventLoopThreads}. Netty's own default (two
-   * per core) only adds context switches here: a proxied exchange keeps both of its connections on
-   * one loop, so the loops never wait on each other.
+   * The configured count, else one event loop per core, or Netty's {@code
+   * -Dio.netty.eventLoopThreads}. Netty's own default (two per core) only adds context switches here:
+   * a proxied exchange keeps both of its connections on one loop, so the loops never wait on each
+   * other.
    */
-  static int ioThreads() {
+  static int ioThreads(int configured) {
+    if (configured > 0) {
+      return configured;
+    }
     return Math.max(1, SystemPropertyUtil.getInt("io.netty.eventLoopThreads", NettyRuntime.availableProcessors()));
   }
 

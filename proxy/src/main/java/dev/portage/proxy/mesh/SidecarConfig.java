@@ -19,6 +19,7 @@ import java.util.Objects;
  *   <tr><td>ewmaDefaultRtt</td><td>--ewma-default-rtt</td><td>30 ms</td></tr>
  *   <tr><td>ewmaDecay</td><td>--ewma-decay</td><td>10 s</td></tr>
  *   <tr><td>balancer</td><td>--balancer</td><td>p2c-ewma</td></tr>
+ *   <tr><td>ioThreads</td><td>--io-threads</td><td>0 = one event loop per core</td></tr>
  * </table>
  */
 public record SidecarConfig(
@@ -30,7 +31,8 @@ public record SidecarConfig(
     Duration failfastTimeout,
     Duration ewmaDefaultRtt,
     Duration ewmaDecay,
-    BalancerKind balancer) {
+    BalancerKind balancer,
+    int ioThreads) {
 
   /** The endpoint balancer of every destination. */
   public enum BalancerKind {
@@ -66,6 +68,10 @@ public record SidecarConfig(
     positive("failfastTimeout", failfastTimeout);
     positive("ewmaDefaultRtt", ewmaDefaultRtt);
     positive("ewmaDecay", ewmaDecay);
+    if (ioThreads < 0) {
+      throw new IllegalArgumentException(
+          "ioThreads: " + ioThreads + " (expected: >= 0, 0 = one per core)");
+    }
   }
 
   /** The defaults of the table above, with the given control plane address. */
@@ -79,21 +85,22 @@ public record SidecarConfig(
         Duration.ofSeconds(3),
         Duration.ofMillis(30),
         Duration.ofSeconds(10),
-        BalancerKind.P2C_EWMA);
+        BalancerKind.P2C_EWMA,
+        0);
   }
 
   /** The same settings listening on the given ports (0 picks free ones; for tests). */
   public SidecarConfig withPorts(int outbound, int admin) {
     return new SidecarConfig(
         destinationAddr, outboundBindAddress, outbound, adminBindAddress, admin, failfastTimeout,
-        ewmaDefaultRtt, ewmaDecay, balancer);
+        ewmaDefaultRtt, ewmaDecay, balancer, ioThreads);
   }
 
   /** The same settings with another balancer. */
   public SidecarConfig withBalancer(BalancerKind kind) {
     return new SidecarConfig(
         destinationAddr, outboundBindAddress, outboundPort, adminBindAddress, adminPort,
-        failfastTimeout, ewmaDefaultRtt, ewmaDecay, kind);
+        failfastTimeout, ewmaDefaultRtt, ewmaDecay, kind, ioThreads);
   }
 
   private static void checkPort(String what, int port) {

@@ -99,16 +99,17 @@ class SidecarConnectionTest {
       }
     }
     // Client connections land on different event loops; each loop keeps its own upstream one.
-    assertThat(mesh.sidecar.pool().openConnections()).isBetween(1, Sidecar.ioThreads());
+    assertThat(mesh.sidecar.pool().openConnections()).isBetween(1, Sidecar.ioThreads(0));
   }
 
   @Test
-  void oneEventLoopPerCoreByDefault() {
+  void oneEventLoopPerCoreByDefaultOrTheConfiguredCount() {
     if (System.getProperty("io.netty.eventLoopThreads") == null) {
-      assertThat(Sidecar.ioThreads()).isEqualTo(Runtime.getRuntime().availableProcessors());
+      assertThat(Sidecar.ioThreads(0)).isEqualTo(Runtime.getRuntime().availableProcessors());
     } else {
-      assertThat(Sidecar.ioThreads()).isEqualTo(Integer.getInteger("io.netty.eventLoopThreads"));
+      assertThat(Sidecar.ioThreads(0)).isEqualTo(Integer.getInteger("io.netty.eventLoopThreads"));
     }
+    assertThat(Sidecar.ioThreads(3)).isEqualTo(3);
   }
 
   private static RawHttp.Response send(Socket s, String path) throws Exception {
