@@ -8,6 +8,7 @@
 #                                   # tens of seconds of traffic on a loaded 2-core machine),
 #                                   # RATES="5000 10000 15000" (requests/s of the L7 fixed-rate runs),
 #                                   # PEER_WORKERS=1 (nginx worker_processes, HAProxy nbthread),
+#                                   # SIDECAR_IO_THREADS=0 (sidecar --io-threads; 0 = one per core),
 #                                   # PARTS="l4 l7", BASE_PORT=27100, PORTAGE=<launcher command>,
 #                                   # PORTAGE_JAVA_OPTS (default: Netty leak detection off; also
 #                                   # passed when PORTAGE is a raw `java ... -jar portage.jar`), KEEP_TMP=1
@@ -23,6 +24,7 @@ PORTAGE_WARMUP=${PORTAGE_WARMUP:-30}
 PARTS=${PARTS:-l4 l7}
 RATES=${RATES:-5000 10000 15000}
 PEER_WORKERS=${PEER_WORKERS:-1}
+SIDECAR_IO_THREADS=${SIDECAR_IO_THREADS:-0}
 # bin/portage passes these to java; leak detection (on by default in tests) must be off when timing.
 export PORTAGE_JAVA_OPTS=${PORTAGE_JAVA_OPTS:--Dio.netty.leakDetection.level=disabled}
 BASE=${BASE_PORT:-27100}
@@ -147,7 +149,7 @@ bg control-plane "${portage[@]}" control-plane --source files --dir "$tmp/cp" \
   --grpc-port "$P_CP_GRPC" --admin-port "$P_CP_ADMIN"
 wait_port "$P_CP_GRPC"
 bg sidecar "${portage[@]}" sidecar --destination-addr "127.0.0.1:$P_CP_GRPC" \
-  --outbound-port "$P_SC" --admin-port "$P_SC_ADMIN"
+  --outbound-port "$P_SC" --admin-port "$P_SC_ADMIN" --io-threads "$SIDECAR_IO_THREADS"
 for p in "$P_NGINX" "$P_IPERF" "$P_HA_TCP" "$P_HA_IPERF" "$P_NG_TCP" "$P_NG_IPERF" "$P_PT_TCP" \
   "$P_PT_IPERF" "$P_HA_HTTP" "$P_NG_HTTP" "$P_SC"; do
   wait_port "$p"
@@ -208,7 +210,7 @@ ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); pri
 
 echo "# proxy-bench $(date -u +%FT%TZ) on $(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "duration ${DURATION}s per measurement after ${WARMUP}s of warm-up (Portage: ${PORTAGE_WARMUP}s), wrk -t$THREADS -c$CONNS, 1 KiB static file from nginx"
-echo "portage JVM options: ${PORTAGE_JAVA_OPTS}; nginx worker_processes and HAProxy nbthread: $PEER_WORKERS"
+echo "portage JVM options: ${PORTAGE_JAVA_OPTS}; nginx worker_processes and HAProxy nbthread: $PEER_WORKERS; sidecar --io-threads $SIDECAR_IO_THREADS"
 if [[ " $PARTS " == *" l4 "* ]]; then
 echo
 echo "## L4 (TCP)"
