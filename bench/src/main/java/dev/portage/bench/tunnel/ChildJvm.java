@@ -72,6 +72,25 @@ final class ChildJvm implements AutoCloseable {
     return -1;
   }
 
+  /** CPU time (user + system) of the child so far, in seconds; NaN where /proc is not available. */
+  double cpuSeconds() {
+    return cpuSeconds(process.pid());
+  }
+
+  /**
+   * CPU time (user + system) of process {@code pid} so far, in seconds, from {@code /proc/<pid>/stat}
+   * (fields 14 and 15, in clock ticks of 1/100 s); NaN where /proc is not available.
+   */
+  static double cpuSeconds(long pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0; // fields 14, 15 counted from 1
+    } catch (IOException | RuntimeException e) {
+      return Double.NaN;
+    }
+  }
+
   @Override
   public void close() throws IOException {
     in.close();

@@ -103,13 +103,21 @@ public final class TunnelBenchmark {
         awaitUsable(r);
       }
 
+      // CPU-seconds per GiB of each JVM during the measured single stream: far less noisy than Gbit/s
+      // on a shared box (the client is this JVM).
+      Map<String, Map<String, ChildJvm>> jvms = Map.of(
+          connect.name(), Map.of("server", connectServer, "agent", connectAgent, "backend", backend),
+          grpc.name(), Map.of("server", grpcServer, "agent", grpcAgent, "backend", backend));
+      StringBuilder cpu = new StringBuilder();
       List<Row> rows = new ArrayList<>();
       for (Route r : routes) {
         System.err.println("== " + r.name());
         measureSafely(r.name() + " warm-up", () -> Workloads.throughput(r, warmup, 1)); // JIT, buffers
         measureSafely(r.name() + " warm-up", () -> Workloads.throughput(r, warmup / 2, parallel));
         measureSafely(r.name() + " warm-up", () -> Workloads.dialLatencies(r, 300)[0]);
+        CpuMeter meter = new CpuMeter(jvms.getOrDefault(r.name(), Map.of("backend", backend)));
         double single = measureSafely(r.name() + " 1 stream", () -> Workloads.throughput(r, bytes, 1));
+        cpu.append("| ").append(r.name()).append(" | ").append(meter.perGib(bytes)).append(" |\n");
         double multi = measureSafely(r.name() + " " + parallel + " streams", () -> Workloads.throughput(r, bytes, parallel));
         long[] lat = Workloads.dialLatencies(r, dials);
         rows.add(new Row(r.name(), single, multi, Workloads.percentile(lat, 50), Workloads.percentile(lat, 99)));
@@ -119,6 +127,8 @@ public final class TunnelBenchmark {
 
       StringBuilder report = new StringBuilder();
       report.append(table(rows, bytes, parallel, dials));
+      report.append("\nCPU-seconds per GiB during the 1-stream transfer (/proc/<pid>/stat utime+stime):\n\n")
+          .append("| route | ").append(CpuMeter.HEADER).append(" |\n|---|---|\n").append(cpu);
       if (idle > 0) {
         report.append('\n').append(idleReport(connect, connectServer, connectAgent, idle));
         report.append('\n').append(idleReport(grpc, grpcServer, grpcAgent, idle));
