@@ -128,7 +128,7 @@ public final class TunnelBenchmark {
       StringBuilder report = new StringBuilder();
       report.append(table(rows, bytes, parallel, dials));
       report.append("\nCPU-seconds per GiB during the 1-stream transfer (/proc/<pid>/stat utime+stime):\n\n")
-          .append("| route | ").append(CpuMeter.HEADER).append(" |\n|---|---|\n").append(cpu);
+          .append("| route | ").append(CpuMeter.HEADER).append(" |\n|---|---|---|\n").append(cpu);
       if (idle > 0) {
         report.append('\n').append(idleReport(connect, connectServer, connectAgent, idle));
         report.append('\n').append(idleReport(grpc, grpcServer, grpcAgent, idle));
