@@ -5,7 +5,8 @@
 # dev.portage.bench.tunnel.TunnelBenchmark and prints its Markdown report on stdout.
 # Extra arguments go to the harness: --bytes MiB (1024) --dials N (2000) --idle N (10000)
 # --routes direct,connect,grpc,ssh --queue-mib N (server per-connection queue; default 4)
-# --warmup-mib N (1024: per-route warm-up before measuring, so the JIT is done compiling).
+# --warmup-mib N (1024: per-route warm-up before measuring, so the JIT is done compiling)
+# --jit-rounds N (8: at most this many extra warm-up rounds until the relays' JIT goes quiet; 0 = off).
 set -euo pipefail
 
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)

@@ -72,6 +72,45 @@ final class ChildJvm implements AutoCloseable {
     return -1;
   }
 
+  /** CPU time (user + system) of the child so far, in seconds; NaN where /proc is not available. */
+  double cpuSeconds() {
+    return cpuSeconds(process.pid());
+  }
+
+  /**
+   * CPU time (user + system) of process {@code pid} so far, in seconds, from {@code /proc/<pid>/stat}
+   * (fields 14 and 15, in clock ticks of 1/100 s); NaN where /proc is not available.
+   */
+  static double cpuSeconds(long pid) {
+    try {
+      return cpuSecondsOf(Path.of("/proc", Long.toString(pid), "stat"));
+    } catch (IOException | RuntimeException e) {
+      return Double.NaN;
+    }
+  }
+
+  /** CPU time of the child's JIT compiler threads (C1, C2) so far, in seconds; NaN without /proc. */
+  double jitCpuSeconds() {
+    double sum = 0;
+    try (var tasks = Files.list(Path.of("/proc", Long.toString(process.pid()), "task"))) {
+      for (Path task : tasks.toList()) {
+        String comm = Files.readString(task.resolve("comm"));
+        if (comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler")) {
+          sum += cpuSecondsOf(task.resolve("stat"));
+        }
+      }
+      return sum;
+    } catch (IOException | RuntimeException e) {
+      return Double.NaN; // not Linux, or a compiler thread ended while listing
+    }
+  }
+
+  private static double cpuSecondsOf(Path stat) throws IOException {
+    String s = Files.readString(stat);
+    String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
+    return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0; // fields 14, 15 counted from 1
+  }
+
   @Override
   public void close() throws IOException {
     in.close();

@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  * java -cp bench/target/benchmarks.jar dev.portage.bench.tunnel.TunnelBenchmark \
  *     [--sshd-port P --ssh-key FILE [--ssh-user U]] [--bytes MiB] [--dials N] [--idle N] [--logs DIR]
- *     [--routes direct,connect,grpc,ssh] [--queue-mib N] [--warmup-mib N]
+ *     [--routes direct,connect,grpc,ssh] [--queue-mib N] [--warmup-mib N] [--jit-rounds N]
  * </pre>
  *
  * <p>Each route is warmed up first ({@code --warmup-mib}, default 1024: that many MiB on one stream,
@@ -50,6 +50,7 @@ public final class TunnelBenchmark {
     int idle = Integer.parseInt(opt.getOrDefault("idle", "10000"));
     int parallel = 32;
     long warmup = Long.parseLong(opt.getOrDefault("warmup-mib", "1024")) * MIB;
+    int jitRounds = Integer.parseInt(opt.getOrDefault("jit-rounds", "8"));
     List<String> only = List.of(opt.getOrDefault("routes", "direct,connect,grpc,ssh").split(","));
     Path logs = Path.of(opt.getOrDefault("logs", Files.createTempDirectory("tunnel-bench").toString()));
     String loadBefore = loadAverage();
@@ -103,13 +104,22 @@ public final class TunnelBenchmark {
         awaitUsable(r);
       }
 
+      // CPU-seconds per GiB of each JVM during the measured single stream: far less noisy than Gbit/s
+      // on a shared box (the client is this JVM).
+      Map<String, Map<String, ChildJvm>> jvms = Map.of(
+          connect.name(), Map.of("server", connectServer, "agent", connectAgent, "backend", backend),
+          grpc.name(), Map.of("server", grpcServer, "agent", grpcAgent, "backend", backend));
+      StringBuilder cpu = new StringBuilder();
       List<Row> rows = new ArrayList<>();
       for (Route r : routes) {
         System.err.println("== " + r.name());
         measureSafely(r.name() + " warm-up", () -> Workloads.throughput(r, warmup, 1)); // JIT, buffers
         measureSafely(r.name() + " warm-up", () -> Workloads.throughput(r, warmup / 2, parallel));
         measureSafely(r.name() + " warm-up", () -> Workloads.dialLatencies(r, 300)[0]);
+        settleJit(r, jvms.get(r.name()), jitRounds, parallel);
+        CpuMeter meter = new CpuMeter(jvms.getOrDefault(r.name(), Map.of("backend", backend)));
         double single = measureSafely(r.name() + " 1 stream", () -> Workloads.throughput(r, bytes, 1));
+        cpu.append("| ").append(r.name()).append(" | ").append(meter.perGib(bytes)).append(" |\n");
         double multi = measureSafely(r.name() + " " + parallel + " streams", () -> Workloads.throughput(r, bytes, parallel));
         long[] lat = Workloads.dialLatencies(r, dials);
         rows.add(new Row(r.name(), single, multi, Workloads.percentile(lat, 50), Workloads.percentile(lat, 99)));
@@ -119,6 +129,8 @@ public final class TunnelBenchmark {
 
       StringBuilder report = new StringBuilder();
       report.append(table(rows, bytes, parallel, dials));
+      report.append("\nCPU-seconds per GiB during the 1-stream transfer (/proc/<pid>/stat utime+stime):\n\n")
+          .append("| route | ").append(CpuMeter.HEADER).append(" |\n|---|---|---|\n").append(cpu);
       if (idle > 0) {
         report.append('\n').append(idleReport(connect, connectServer, connectAgent, idle));
         report.append('\n').append(idleReport(grpc, grpcServer, grpcAgent, idle));
@@ -136,6 +148,32 @@ public final class TunnelBenchmark {
         }
       }
     }
+  }
+
+  /** A relay JVM that spent less than this on JIT compilation during a settle round counts as warm. */
+  private static final double SETTLED_JIT_SECONDS = 0.25;
+
+  /**
+   * After the fixed warm-up, up to {@code rounds} more rounds (512 MiB on one stream, 256 MiB over
+   * {@code parallel}) until the relays' JIT compiler threads use less than {@link #SETTLED_JIT_SECONDS}
+   * in a round: with 1 GiB of warm-up they still took ~45 % of the relays' CPU during the measured
+   * stream (run 12), which measures compilation, not the data path. Routes without relays skip this.
+   */
+  private static void settleJit(Route r, Map<String, ChildJvm> relays, int rounds, int parallel) {
+    if (relays == null) {
+      return;
+    }
+    for (int i = 1; i <= rounds; i++) {
+      double before = relays.get("server").jitCpuSeconds() + relays.get("agent").jitCpuSeconds();
+      measureSafely(r.name() + " JIT settle", () -> Workloads.throughput(r, 512 * MIB, 1));
+      measureSafely(r.name() + " JIT settle", () -> Workloads.throughput(r, 256 * MIB, parallel));
+      double jit = relays.get("server").jitCpuSeconds() + relays.get("agent").jitCpuSeconds() - before;
+      System.err.printf(Locale.ROOT, "   JIT settle round %d: relays compiled for %.2f CPU-s%n", i, jit);
+      if (!(jit >= SETTLED_JIT_SECONDS)) {
+        return; // settled (or /proc unreadable: NaN)
+      }
+    }
+    System.err.println("   JIT not settled after " + rounds + " rounds; measuring anyway");
   }
 
   private interface Measurement {

@@ -170,6 +170,8 @@ final class ServerConnection {
             .channelType(ctx.channelType())
             .executor(loop)
             .flowControlWindow(STREAM_WINDOW)
+            // Whole DATA packets per read (Netty's default stops at 64 KiB) for uploads toward backends.
+            .withOption(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(512, 8192, MAX_CHUNK + 1024))
             // A Connect stream is never replayed, and retry buffering would hold DATA payloads (which
             // live in a reused scratch array, see onBackendData) past sendMessage.
             .disableRetry()

@@ -3,6 +3,7 @@ package dev.portage.tunnel.internal;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.ExtensionRegistryLite;
 import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.UnsafeByteOperations;
 import dev.portage.api.konnectivity.Packet;
 import io.grpc.KnownLength;
 import io.grpc.MethodDescriptor;
@@ -51,7 +52,10 @@ public final class PacketMarshaller implements MethodDescriptor.Marshaller<Packe
   @Override
   public Packet parse(InputStream stream) {
     try {
-      CodedInputStream in = CodedInputStream.newInstance(readFully(stream));
+      // newCodedInput() of an unsafely wrapped array is protobuf's only public way to mark the input
+      // immutable; CodedInputStream.newInstance(byte[]) is not, and then aliasing is silently off and
+      // every DATA payload is copied out a second time (run 12: 4 % of the server's CPU samples).
+      CodedInputStream in = UnsafeByteOperations.unsafeWrap(readFully(stream)).newCodedInput();
       in.enableAliasing(true); // the array is this message's alone: payloads may point into it
       in.setSizeLimit(Integer.MAX_VALUE); // gRPC's max inbound message size already bounds it
       return Packet.parseFrom(in, ExtensionRegistryLite.getEmptyRegistry());

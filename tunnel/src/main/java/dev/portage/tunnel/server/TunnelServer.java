@@ -11,6 +11,8 @@ import dev.portage.core.admin.AdminServer;
 import dev.portage.core.admin.HealthCheck;
 import dev.portage.core.net.NettyTransport;
 import io.grpc.Server;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -54,6 +56,8 @@ public final class TunnelServer implements AutoCloseable {
    * that agent; per-connection credit, not this window, is what keeps one connection from hogging it.
    */
   static final int AGENT_STREAM_WINDOW = 8 << 20;
+  /** Largest single socket read on an agent connection: one 256 KiB DATA packet and its frames. */
+  static final int AGENT_STREAM_READ = 256 * 1024 + 1024;
   /** HTTP/2 window of a gRPC frontend stream (one connection each); gRPC's default is 1 MiB. */
   static final int FRONTEND_STREAM_WINDOW = 2 << 20;
 
@@ -157,6 +161,9 @@ public final class TunnelServer implements AutoCloseable {
     NettyServerBuilder nb = NettyServerBuilder.forAddress(inet(config.agentBindAddress(), config.agentPort()))
         .addService(service)
         .flowControlWindow(AGENT_STREAM_WINDOW)
+        // Netty reads at most 64 KiB per read by default: a 256 KiB DATA packet took four reads and
+        // event-loop rounds; read up to a whole packet at once.
+        .withChildOption(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(512, 8192, AGENT_STREAM_READ))
         .permitKeepAliveTime(30, TimeUnit.SECONDS)
         .permitKeepAliveWithoutCalls(true);
     if (direct) {

@@ -41,6 +41,23 @@ class PacketMarshallerTest {
   }
 
   @Test
+  void aDataPayloadIsAViewIntoTheReceivedMessageNotASecondCopy() {
+    byte[] payload = new byte[256 * 1024];
+    new Random(2).nextBytes(payload);
+    Packet p = data(payload);
+    int wireLength = p.getSerializedSize();
+
+    Packet back = PacketMarshaller.INSTANCE.parse(PacketMarshaller.INSTANCE.stream(p));
+
+    // An aliased payload's buffer spans the whole message array and starts after the packet's header;
+    // a copied payload would be an array of its own (capacity = payload, position 0).
+    java.nio.ByteBuffer view = back.getData().getData().asReadOnlyByteBuffer();
+    assertThat(view.capacity()).isEqualTo(wireLength);
+    assertThat(view.position()).isEqualTo(wireLength - payload.length);
+    assertThat(back.getData().getData().toByteArray()).isEqualTo(payload);
+  }
+
+  @Test
   void keepsTheMethodsNameAndTypeAndUsesItBothWays() {
     MethodDescriptor<Packet, Packet> m = PacketMarshaller.of(AgentServiceGrpc.getConnectMethod());
     assertThat(m.getFullMethodName()).isEqualTo("AgentService/Connect");

@@ -1,0 +1,64 @@
+package dev.portage.bench.tunnel;
+
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * CPU time of the harness (the client) and of some child JVMs across one measurement, reported as
+ * CPU-seconds per GiB moved, with the share of the relays' JIT compiler threads (a relay still
+ * compiling measures warm-up, not the data path). Created just before the measurement; used from the
+ * harness's main thread.
+ */
+final class CpuMeter {
+  static final String HEADER = "client, server, agent, backend CPU-s/GiB (sum) | of which server + agent JIT";
+  private static final String[] ORDER = {"server", "agent", "backend"};
+
+  private final Map<String, ChildJvm> jvms;
+  private final Map<String, Double> before = new LinkedHashMap<>();
+  private final double clientBefore;
+  private final double jitBefore;
+
+  CpuMeter(Map<String, ChildJvm> jvms) {
+    this.jvms = jvms;
+    for (Map.Entry<String, ChildJvm> e : jvms.entrySet()) {
+      before.put(e.getKey(), e.getValue().cpuSeconds());
+    }
+    clientBefore = ChildJvm.cpuSeconds(ProcessHandle.current().pid());
+    jitBefore = relayJit();
+  }
+
+  private double relayJit() {
+    double sum = 0;
+    for (String name : new String[] {"server", "agent"}) {
+      ChildJvm jvm = jvms.get(name);
+      sum += jvm == null ? 0 : jvm.jitCpuSeconds();
+    }
+    return sum;
+  }
+
+  /** Per-JVM CPU-seconds per GiB since construction, as table cells under {@link #HEADER}; "–" if absent. */
+  String perGib(long bytes) {
+    double gib = bytes / (double) (1L << 30);
+    double client = (ChildJvm.cpuSeconds(ProcessHandle.current().pid()) - clientBefore) / gib;
+    StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%.2f", client));
+    double sum = client;
+    for (String name : ORDER) {
+      ChildJvm jvm = jvms.get(name);
+      if (jvm == null) {
+        sb.append(", –");
+        continue;
+      }
+      double v = (jvm.cpuSeconds() - before.get(name)) / gib;
+      sum += v;
+      sb.append(String.format(Locale.ROOT, ", %.2f", v));
+    }
+    sb.append(String.format(Locale.ROOT, " (%.2f)", sum));
+    if (jvms.containsKey("server")) {
+      sb.append(String.format(Locale.ROOT, " | %.2f", (relayJit() - jitBefore) / gib));
+    } else {
+      sb.append(" | –");
+    }
+    return sb.toString();
+  }
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# CPU profile of the HTTP CONNECT relays (server and agent JVMs) during a warm single-stream download
+# (see docs/benchmarks-tunnel.md, run 12 finding 8). Runs bench/tunnel-bench.sh on the connect route
+# with a 4 GiB measured stream, waits until the harness reports a JIT settle round under 0.25 CPU-s,
+# then `perf record -g` of both relays for SECONDS_TO_RECORD (default 5). Java frames come from the perf maps the
+# relays write at exit (-XX:+DumpPerfMapAtExit). Run it under the bench lock:
+#   flock /tmp/portage-bench.lock bench/tunnel-perf.sh [out-prefix]     # default /tmp/tunnel-perf
+#   perf report -i /tmp/tunnel-perf.data --no-children --sort pid,dso,sym
+# Extra child JVM options (e.g. -Dportage.transport=epoll) go in TUNNEL_BENCH_CHILD_OPTS.
+set -euo pipefail
+root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+out=${1:-/tmp/tunnel-perf}
+command -v perf >/dev/null || { echo "tunnel-perf: perf not found (Debian: apt-get install linux-perf)" >&2; exit 1; }
+TUNNEL_BENCH_CHILD_OPTS="-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit ${TUNNEL_BENCH_CHILD_OPTS:-}" \
+  timeout 600 "$root/bench/tunnel-bench.sh" --idle 0 --dials 50 --routes connect --bytes 4096 \
+  2>"$out.err" >"$out.out" &
+bench=$!
+for _ in $(seq 3000); do
+  grep -qE "settle round .*for 0\.(0|1|2[0-4])" "$out.err" 2>/dev/null && break
+  kill -0 "$bench" 2>/dev/null || { echo "tunnel-perf: benchmark ended early, see $out.err" >&2; exit 1; }
+  sleep 0.2
+done
+sleep 1
+server=$(pgrep -f "BenchChild server http-connect")
+agent=$(pgrep -f "BenchChild agent" | sort -n | head -1)   # the connect route's agent starts first
+echo "tunnel-perf: recording server $server, agent $agent" >&2
+perf record -g -F 997 -o "$out.data" -p "$server,$agent" -- sleep "${SECONDS_TO_RECORD:-5}" >&2
+wait "$bench"
+cat "$out.out"
