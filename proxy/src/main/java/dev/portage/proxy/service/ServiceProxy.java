@@ -93,7 +93,7 @@ public final class ServiceProxy implements AutoCloseable {
       // Bulk transfers grow their reads toward maxReadSize: fewer reads, writes and wake-ups per
       // byte; small exchanges keep small buffers.
       RecvByteBufAllocator reads =
-          new AdaptiveRecvByteBufAllocator(64, Math.min(2048, config.maxReadSize()), config.maxReadSize());
+          new AdaptiveRecvByteBufAllocator(64, 2048, config.maxReadSize());
       context = new ListenerContext(
           transport, group, time.ticker(), metrics, config.dialTimeouts(), reads, live);
     }
