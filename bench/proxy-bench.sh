@@ -3,7 +3,8 @@
 # and nginx. One command; everything (configs, logs) lives in a private temp dir, on private ports,
 # and every process started here is killed on exit.
 #   bench/proxy-bench.sh            # DURATION=5 (seconds per measurement), CONNS=50, THREADS=2,
-#                                   # WARMUP=10 (seconds of wrk before each measured wrk run),
+#                                   # WARMUP=10 (seconds of wrk before each measured wrk run, and of
+#                                   # iperf3 before each path's measured iperf3 runs),
 #                                   # PORTAGE_WARMUP=30 (the same for Portage's JVMs: the JIT needs
 #                                   # tens of seconds of traffic on a loaded 2-core machine),
 #                                   # RATES="5000 10000 15000" (requests/s of the L7 fixed-rate runs),
@@ -76,6 +77,7 @@ http {
 }
 NG
 bg nginx nginx -c "$tmp/nginx.conf" -p "$tmp"
+NGINX_PID=${pids[-1]}
 bg iperf3 iperf3 -s -B 127.0.0.1 -p "$P_IPERF"
 
 cat >"$tmp/haproxy.cfg" <<HA
@@ -102,6 +104,7 @@ listen l7
   server s1 127.0.0.1:$P_NGINX
 HA
 bg haproxy haproxy -f "$tmp/haproxy.cfg"
+HAPROXY_PID=${pids[-1]}
 
 cat >"$tmp/endpoints.yaml" <<EP
 services:
@@ -145,6 +148,7 @@ if [[ $(basename "${portage[0]}") == java ]]; then
 fi
 "${portage[@]}" --version >/dev/null # builds the jar once, before anything is timed
 bg service-proxy "${portage[@]}" service-proxy --endpoints-file "$tmp/endpoints.yaml" --admin-port "$P_PT_ADMIN"
+SERVICE_PROXY_PID=${pids[-1]} # bin/portage execs java, so this is the JVM
 bg control-plane "${portage[@]}" control-plane --source files --dir "$tmp/cp" \
   --grpc-port "$P_CP_GRPC" --admin-port "$P_CP_ADMIN"
 wait_port "$P_CP_GRPC"
@@ -164,10 +168,29 @@ for i in $(seq 1 10); do
 done
 [[ -n $served ]] || { echo "sidecar does not serve the bench service; logs in $tmp" >&2; KEEP_TMP=1; exit 1; }
 
-# iperf PORT STREAMS -> Gbit/s (receiver side)
+# cputicks PID -> user+system clock ticks of PID and its children (nginx's workers), 0 without PID
+cputicks() {
+  local t=0 p
+  [[ -n ${1:-} ]] || { echo 0; return; }
+  for p in "$1" $(pgrep -P "$1" || true); do
+    t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$t"
+}
+
+# iperf PORT STREAMS [PID] -> "GBITS CPU_S_PER_GIB" (receiver side; CPU seconds the proxy process PID
+# spent per GiB relayed, "-" without PID)
 iperf() {
-  iperf3 -c 127.0.0.1 -p "$1" -P "$2" -t "$DURATION" -J 2>/dev/null \
-    | python3 -c 'import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9))'
+  local t0 t1 out
+  t0=$(cputicks "${3:-}")
+  out=$(iperf3 -c 127.0.0.1 -p "$1" -P "$2" -t "$DURATION" -J 2>/dev/null)
+  t1=$(cputicks "${3:-}")
+  python3 -c '
+import json, sys
+e = json.loads(sys.argv[1])["end"]["sum_received"]
+ticks, hz, pid = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+print("%.2f %s" % (e["bits_per_second"] / 1e9, "%.2f" % (ticks / hz / (e["bytes"] / 2**30)) if pid else "-"))
+' "$out" "$((t1 - t0))" "$(getconf CLK_TCK)" "${3:-}"
 }
 
 # wrkrun PORT [HEADER] [WARMUP_S] -> "RPS P99MS" (a warm-up run first, not reported)
@@ -215,24 +238,29 @@ if [[ " $PARTS " == *" l4 "* ]]; then
 echo
 echo "## L4 (TCP)"
 echo
-echo "| path | iperf3 1 stream Gbit/s | iperf3 4 streams Gbit/s | wrk req/s | wrk p99 ms | req/s vs HAProxy | p99 vs HAProxy |"
-echo "|---|---|---|---|---|---|---|"
-declare -A I1 I4 RPS P99
+echo "| path | iperf3 1 stream Gbit/s | proxy CPU s/GiB, 1 stream | iperf3 4 streams Gbit/s | wrk req/s | wrk p99 ms | req/s vs HAProxy | p99 vs HAProxy |"
+echo "|---|---|---|---|---|---|---|---|"
+declare -A I1 C1 I4 RPS P99
+l4load=$(cut -d' ' -f1-3 /proc/loadavg)
 for path in direct haproxy nginx portage; do
   case $path in
-    direct) ip=$P_IPERF; hp=$P_NGINX ;;
-    haproxy) ip=$P_HA_IPERF; hp=$P_HA_TCP ;;
-    nginx) ip=$P_NG_IPERF; hp=$P_NG_TCP ;;
-    portage) ip=$P_PT_IPERF; hp=$P_PT_TCP ;;
+    direct) ip=$P_IPERF; hp=$P_NGINX; pid= ;;
+    haproxy) ip=$P_HA_IPERF; hp=$P_HA_TCP; pid=$HAPROXY_PID ;;
+    nginx) ip=$P_NG_IPERF; hp=$P_NG_TCP; pid=$NGINX_PID ;;
+    portage) ip=$P_PT_IPERF; hp=$P_PT_TCP; pid=$SERVICE_PROXY_PID ;;
   esac
-  I1[$path]=$(iperf "$ip" 1)
-  I4[$path]=$(iperf "$ip" 4)
   warm=$WARMUP; [[ $path == portage ]] && warm=$PORTAGE_WARMUP
+  # Every path's iperf3 runs follow a warm-up of the same path (a cold JVM used to be measured here).
+  iperf3 -c 127.0.0.1 -p "$ip" -t "$warm" >/dev/null 2>&1 || true
+  read -r I1[$path] C1[$path] < <(iperf "$ip" 1 "$pid")
+  read -r I4[$path] _ < <(iperf "$ip" 4 "$pid")
   read -r RPS[$path] P99[$path] < <(wrkrun "$hp" "" "$warm")
 done
 for path in direct haproxy nginx portage; do
-  echo "| $path | ${I1[$path]} ($(ratio "${I1[$path]}" "${I1[haproxy]}")×) | ${I4[$path]} ($(ratio "${I4[$path]}" "${I4[haproxy]}")×) | ${RPS[$path]} | ${P99[$path]} | $(ratio "${RPS[$path]}" "${RPS[haproxy]}") | $(ratio "${P99[$path]}" "${P99[haproxy]}") |"
+  echo "| $path | ${I1[$path]} ($(ratio "${I1[$path]}" "${I1[haproxy]}")×) | ${C1[$path]} | ${I4[$path]} ($(ratio "${I4[$path]}" "${I4[haproxy]}")×) | ${RPS[$path]} | ${P99[$path]} | $(ratio "${RPS[$path]}" "${RPS[haproxy]}") | $(ratio "${P99[$path]}" "${P99[haproxy]}") |"
 done
+echo
+echo "load average before L4: $l4load; nginx's CPU includes its idle static-file backend"
 fi
 if [[ " $PARTS " == *" l7 "* ]]; then
 echo

@@ -136,7 +136,11 @@ public enum NettyTransport {
    * once its input is shut down and later fails the socket's first write that has to wait for
    * {@code EPOLLOUT} (epoll_ctl ENOENT): a half-closed relay then loses the rest of the data
    * flowing toward the side that finished sending ({@code EpollHalfCloseDefectTest} pins this).
-   * Make epoll the default again when that test starts failing after a Netty upgrade.
+   * The cause: {@code EpollIoHandler}'s registration deletes the fd when its interest set becomes
+   * empty (input shut, no write waiting) but keeps its state "added", so the next interest change
+   * is an {@code epoll_ctl(MOD)} on a missing fd; the set empties again after every waiting write,
+   * so re-registering once does not help. Make epoll the default again when that test starts
+   * failing after a Netty upgrade.
    */
   public static NettyTransport best() {
     return Best.INSTANCE;

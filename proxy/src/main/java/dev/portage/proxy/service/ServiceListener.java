@@ -82,6 +82,7 @@ final class ServiceListener {
             .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
             // Netty's default too; explicit because a relay must never wait for Nagle + delayed ACK.
             .childOption(ChannelOption.TCP_NODELAY, true)
+            .childOption(ChannelOption.RECVBUF_ALLOCATOR, context.reads())
             .childHandler(
                 new ChannelInitializer<>() {
                   @Override

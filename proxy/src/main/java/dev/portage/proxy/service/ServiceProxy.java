@@ -5,7 +5,9 @@ import dev.portage.core.admin.HealthCheck;
 import dev.portage.core.net.NettyTransport;
 import dev.portage.core.ratelimit.BoundedFrequencyRunner;
 import dev.portage.core.time.TimeSource;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.RecvByteBufAllocator;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -88,8 +90,12 @@ public final class ServiceProxy implements AutoCloseable {
       started = true;
       NettyTransport transport = NettyTransport.best();
       group = transport.newEventLoopGroup(config.ioThreads(), "portage-service-proxy");
+      // Bulk transfers grow their reads toward maxReadSize: fewer reads, writes and wake-ups per
+      // byte; small exchanges keep small buffers.
+      RecvByteBufAllocator reads =
+          new AdaptiveRecvByteBufAllocator(64, 2048, config.maxReadSize());
       context = new ListenerContext(
-          transport, group, time.ticker(), metrics, config.dialTimeouts(), live);
+          transport, group, time.ticker(), metrics, config.dialTimeouts(), reads, live);
     }
     try {
       source.start(this::onState);

@@ -27,6 +27,8 @@ import java.util.Objects;
  *     are closed at the next sync (default: they are left to finish)
  * @param dialTimeouts the timeout of each dial attempt; one attempt per entry, each to the next endpoint
  * @param ioThreads event loop threads; 0 means Netty's default
+ * @param maxReadSize the most bytes one socket read of a relayed connection may take (Netty's
+ *     adaptive reads grow toward it only while reads fill their buffer, i.e. on bulk transfers)
  */
 public record ServiceProxyConfig(
     Path endpointsFile,
@@ -41,11 +43,23 @@ public record ServiceProxyConfig(
     int adminPort,
     boolean closeRemovedEndpointConnections,
     List<Duration> dialTimeouts,
-    int ioThreads) {
+    int ioThreads,
+    int maxReadSize) {
 
   /** kube-proxy userspace's {@code EndpointDialTimeouts}. */
   public static final List<Duration> DEFAULT_DIAL_TIMEOUTS =
       List.of(Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofSeconds(2));
+
+  /**
+   * 1 MiB: one stream through the proxy took 0.39-0.54 CPU seconds per GiB with reads of up to 1 MiB
+   * against 0.65-0.93 with Netty's default 64 KiB (docs/benchmarks-proxy.md, "L4 single stream").
+   */
+  public static final int DEFAULT_MAX_READ_SIZE = 1 << 20;
+
+  /** Bounds of {@code maxReadSize}. */
+  static final int MIN_MAX_READ_SIZE = 4 << 10;
+
+  static final int MAX_MAX_READ_SIZE = 16 << 20;
 
   /** kube-proxy's metrics port. */
   public static final int DEFAULT_ADMIN_PORT = 10249;
@@ -94,6 +108,10 @@ public record ServiceProxyConfig(
     if (ioThreads < 0) {
       throw new IllegalArgumentException("ioThreads: " + ioThreads + " (expected: >= 0)");
     }
+    if (maxReadSize < MIN_MAX_READ_SIZE || maxReadSize > MAX_MAX_READ_SIZE) {
+      throw new IllegalArgumentException("maxReadSize: " + maxReadSize + " (expected: >= "
+          + MIN_MAX_READ_SIZE + " and <= " + MAX_MAX_READ_SIZE + ")");
+    }
   }
 
   /** A builder with kube-proxy's defaults and no source chosen yet. */
@@ -116,6 +134,7 @@ public record ServiceProxyConfig(
     private boolean closeRemovedEndpointConnections;
     private List<Duration> dialTimeouts = DEFAULT_DIAL_TIMEOUTS;
     private int ioThreads;
+    private int maxReadSize = DEFAULT_MAX_READ_SIZE;
 
     private Builder() {}
 
@@ -189,12 +208,21 @@ public record ServiceProxyConfig(
       return this;
     }
 
+    /**
+     * The most bytes one read of a relayed socket may take; each direction of a connection then
+     * holds at most this plus the write buffer's high water mark (64 KiB).
+     */
+    public Builder maxReadSize(int bytes) {
+      this.maxReadSize = bytes;
+      return this;
+    }
+
     /** @throws IllegalArgumentException if the options do not fit together */
     public ServiceProxyConfig build() {
       return new ServiceProxyConfig(
           endpointsFile, kubernetes, kubeconfig, destinationAddr, bindAddress, minSyncPeriod,
           syncPeriod, syncBurst, adminBindAddress, adminPort, closeRemovedEndpointConnections,
-          dialTimeouts, ioThreads);
+          dialTimeouts, ioThreads, maxReadSize);
     }
   }
 }

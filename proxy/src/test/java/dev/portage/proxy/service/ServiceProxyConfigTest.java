@@ -23,6 +23,7 @@ class ServiceProxyConfigTest {
     assertThat(config.dialTimeouts()).containsExactly(
         Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofSeconds(2));
     assertThat(config.closeRemovedEndpointConnections()).isFalse();
+    assertThat(config.maxReadSize()).isEqualTo(1 << 20);
   }
 
   @Test
@@ -52,5 +53,17 @@ class ServiceProxyConfigTest {
         .hasMessage("syncBurst: 0 (expected: >= 1)");
     assertThatThrownBy(() -> ServiceProxyConfig.builder().endpointsFile(FILE).adminPort(70000).build())
         .hasMessage("adminPort: 70000 (expected: <= 65535)");
+  }
+
+  @Test
+  void rejectsAReadSizeOutsideFourKibibytesToSixteenMebibytes() {
+    assertThatThrownBy(() -> ServiceProxyConfig.builder().endpointsFile(FILE).maxReadSize(0).build())
+        .hasMessage("maxReadSize: 0 (expected: >= 4096 and <= 16777216)");
+    assertThatThrownBy(() -> ServiceProxyConfig.builder().endpointsFile(FILE).maxReadSize(4095).build())
+        .hasMessage("maxReadSize: 4095 (expected: >= 4096 and <= 16777216)");
+    assertThatThrownBy(() -> ServiceProxyConfig.builder().endpointsFile(FILE).maxReadSize((16 << 20) + 1).build())
+        .hasMessage("maxReadSize: 16777217 (expected: >= 4096 and <= 16777216)");
+    assertThat(ServiceProxyConfig.builder().endpointsFile(FILE).maxReadSize(4096).build().maxReadSize())
+        .isEqualTo(4096);
   }
 }

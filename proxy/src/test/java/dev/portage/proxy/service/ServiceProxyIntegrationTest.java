@@ -7,13 +7,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -21,6 +25,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The service proxy end to end: real sockets on port 0, syncs driven by a fake clock. */
 class ServiceProxyIntegrationTest {
@@ -70,6 +76,38 @@ class ServiceProxyIntegrationTest {
       assertThat(client.echo("hello")).isEqualTo("hello");
       assertThat(client.echo("x".repeat(100_000))).hasSize(100_000);
     }
+  }
+
+  @ParameterizedTest(name = "maxReadSize {0}")
+  @ValueSource(ints = {4096, 1 << 20})
+  void bulkTransferBothWaysArrivesIntactWhateverTheReadSize(int maxReadSize) throws Exception {
+    fixture = new ProxyFixture(dir, service("web", a.endpoint()), o -> o.maxReadSize(maxReadSize));
+    int total = 8 << 20;
+    byte[] sent = new byte[total];
+    new Random(maxReadSize).nextBytes(sent);
+    try (Socket client = new Socket()) {
+      client.setSoTimeout(10_000);
+      client.connect(fixture.address("web"));
+      // The backend echoes while we send, so send from another thread to keep both directions moving.
+      Thread writer = Thread.ofVirtual().start(() -> {
+        try {
+          client.getOutputStream().write(sent);
+          client.shutdownOutput();
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      });
+      byte[] got = client.getInputStream().readAllBytes();
+      writer.join(10_000);
+      assertThat(got.length).isEqualTo(total + 2); // "a\n" first
+      assertThat(Arrays.copyOfRange(got, 2, got.length)).isEqualTo(sent);
+    }
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      assertThat(TestMetrics.value(fixture.registry,
+          "portage_service_proxy_bytes_total{direction=\"in\",service=\"web\"}")).isEqualTo(total);
+      assertThat(TestMetrics.value(fixture.registry,
+          "portage_service_proxy_bytes_total{direction=\"out\",service=\"web\"}")).isEqualTo(total + 2);
+    });
   }
 
   @Test
