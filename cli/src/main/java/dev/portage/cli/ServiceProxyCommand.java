@@ -62,6 +62,14 @@ public final class ServiceProxyCommand implements Callable<Integer> {
       description = "Close connections to an endpoint when it leaves its service (default: let them finish).")
   boolean closeRemovedEndpointConnections;
 
+  @Option(names = "--io-threads", defaultValue = "0",
+      description = "Event loops relaying connections; 0 = Netty's default (2 x cores, or -Dio.netty.eventLoopThreads).")
+  int ioThreads;
+
+  @Option(names = "--max-read-size", defaultValue = "1048576",
+      description = "Most bytes one read of a relayed socket takes (reads grow toward it on bulk transfers; 4096-16777216).")
+  int maxReadSize;
+
   @Override
   public Integer call() throws Exception {
     ServiceProxyConfig config = toConfig();
@@ -89,6 +97,8 @@ public final class ServiceProxyCommand implements Callable<Integer> {
           .adminBindAddress(adminBindAddress)
           .adminPort(adminPort)
           .closeRemovedEndpointConnections(closeRemovedEndpointConnections)
+          .ioThreads(ioThreads)
+          .maxReadSize(maxReadSize)
           .build();
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);

@@ -45,6 +45,17 @@ class ServiceProxyCommandTest {
     assertThat(c.adminPort()).isEqualTo(10249);
     assertThat(c.closeRemovedEndpointConnections()).isFalse();
     assertThat(c.kubernetes()).isFalse();
+    assertThat(c.ioThreads()).isZero();
+    assertThat(c.maxReadSize()).isEqualTo(ServiceProxyConfig.DEFAULT_MAX_READ_SIZE);
+  }
+
+  @Test
+  void ioThreadsAndReadSizeAreMappedAndChecked() {
+    ServiceProxyConfig c = parse("--endpoints-file=a.yaml", "--io-threads=2", "--max-read-size=65536");
+    assertThat(c.ioThreads()).isEqualTo(2);
+    assertThat(c.maxReadSize()).isEqualTo(65536);
+    assertThat(run("service-proxy", "--endpoints-file=a.yaml", "--max-read-size=100").err())
+        .contains("maxReadSize: 100 (expected: >= 4096 and <= 16777216)");
   }
 
   @Test
