@@ -53,9 +53,6 @@ final class AgentMetrics {
             .help("Latency of dial to the remote endpoint in seconds")
             .classicOnly()
             .classicUpperBounds(0.005, 0.025, 0.1, 0.5, 2.5, 10, 30)
-            // No tracing here, and with exemplars on, each sampled observation schedules a task on
-            // the metrics library's own timer thread: a cross-thread wake-up in the dial path.
-            .withoutExemplars()
             .register(registry);
     dialFailures =
         Counter.builder()

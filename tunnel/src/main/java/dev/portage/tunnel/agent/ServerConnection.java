@@ -44,6 +44,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -105,10 +106,6 @@ final class ServerConnection {
   private final Map<Long, BackendConnection> backends = new ConcurrentHashMap<>();
   private final Map<Long, PendingDial> pendingDials = new ConcurrentHashMap<>();
   private final ArrayDeque<BackendConnection> waitingForReady = new ArrayDeque<>();
-  /** Dial timeouts: one timer for all pending dials instead of one scheduled task per dial. */
-  private final DialTimeouts<PendingDial> dialTimeouts;
-  /** Backends closing on CLOSE_REQ that must not keep their socket past the dial timeout. */
-  private final DialTimeouts<BackendConnection> closeTimeouts;
 
   private volatile FlowControl flow;
   private volatile String serverId;
@@ -143,11 +140,6 @@ final class ServerConnection {
                   @Override
                   protected void initChannel(Channel ch) {}
                 });
-    Duration timeout = ctx.config().dialTimeout();
-    this.dialTimeouts = new DialTimeouts<>(ctx.time().scheduler(), ctx.time().ticker(), timeout, loop,
-        pd -> pendingDials.get(pd.random) == pd, this::onDialTimeout);
-    this.closeTimeouts = new DialTimeouts<>(ctx.time().scheduler(), ctx.time().ticker(), timeout, loop,
-        bc -> bc.channel().isOpen(), BackendConnection::close);
   }
 
   /**
@@ -404,7 +396,9 @@ final class ServerConnection {
     }
     PendingDial pd = new PendingDial(random, address, ctx.time().ticker().nanoTime());
     pendingDials.put(random, pd);
-    dialTimeouts.add(pd);
+    Duration timeout = ctx.config().dialTimeout();
+    pd.timer = ctx.time().scheduler().schedule(
+        () -> onLoop(() -> onDialTimeout(pd)), timeout.toNanos(), TimeUnit.NANOSECONDS);
     byte[] literal = target.literal();
     if (literal != null) {
       try {
@@ -422,7 +416,6 @@ final class ServerConnection {
       } catch (UnknownHostException e) {
         onLoop(() -> {
           if (pendingDials.remove(pd.random, pd)) {
-            dialTimeouts.trim();
             pd.abandon();
             dialFailed(pd.random, "dial tcp: lookup " + target.host() + ": no such host",
                 AgentMetrics.DialFailure.UNKNOWN);
@@ -442,12 +435,12 @@ final class ServerConnection {
   }
 
   private void onConnectDone(PendingDial pd, ChannelFuture f) {
+    pd.cancelTimer();
     Channel ch = f.channel();
     if (!pendingDials.remove(pd.random, pd)) {
       ch.close(); // DIAL_CLS or timeout came first: nobody wants this socket
       return;
     }
-    dialTimeouts.trim();
     if (!f.isSuccess() || !ch.isActive()) {
       ch.close();
       Throwable cause = f.cause();
@@ -479,11 +472,11 @@ final class ServerConnection {
     return "connect: " + msg;
   }
 
-  /** From {@link #dialTimeouts}, on the loop, for a dial still pending. */
   private void onDialTimeout(PendingDial pd) {
     if (!pendingDials.remove(pd.random, pd)) {
       return;
     }
+    pd.timer = null;
     pd.abandon();
     dialFailed(pd.random, "dial tcp " + pd.address + ": i/o timeout", AgentMetrics.DialFailure.TIMEOUT);
   }
@@ -504,7 +497,6 @@ final class ServerConnection {
       return;
     }
     log.debug("DIAL_CLS: abandoning dial {} => {}", pd.random, pd.address);
-    dialTimeouts.trim();
     pd.abandon();
   }
 
@@ -609,10 +601,9 @@ final class ServerConnection {
     log.debug("CLOSE_REQ: closing {}", bc);
     bc.closeAfterFlush();
     // A backend that stopped reading must not keep its socket forever once the server is done with it.
-    if (bc.channel().isOpen()) {
-      closeTimeouts.trim();
-      closeTimeouts.add(bc);
-    }
+    ScheduledFuture<?> forceClose = ctx.time().scheduler().schedule(
+        () -> onLoop(bc::close), ctx.config().dialTimeout().toNanos(), TimeUnit.NANOSECONDS);
+    bc.channel().closeFuture().addListener(f -> forceClose.cancel(false));
     sendCloseResponse(connectId, "");
   }
 
@@ -701,8 +692,6 @@ final class ServerConnection {
       pendingDials.remove(pd.random, pd);
       pd.abandon();
     }
-    dialTimeouts.close();
-    closeTimeouts.close();
     for (BackendConnection bc : new ArrayList<>(backends.values())) {
       if (backends.get(bc.connectId()) == bc) {
         removeBackend(bc);

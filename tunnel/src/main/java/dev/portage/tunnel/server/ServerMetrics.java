@@ -69,13 +69,11 @@ final class ServerMetrics {
         .name(PREFIX + "dial_duration_seconds")
         .help("Latency of dial to the remote endpoint in seconds")
         .classicUpperBounds(latency)
-        .withoutExemplars() // see AgentMetrics: exemplars wake the library's timer thread
         .register(registry);
     frontendWriteDuration = Histogram.builder()
         .name(PREFIX + "frontend_write_duration_seconds")
         .help("Latency of write to the frontend in seconds")
         .classicUpperBounds(0.0001, 0.001, 0.01, 0.1, 1)
-        .withoutExemplars() // see AgentMetrics: exemplars wake the library's timer thread
         .register(registry);
     grpcConnections = Gauge.builder()
         .name(PREFIX + "grpc_connections")
