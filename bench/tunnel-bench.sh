@@ -5,7 +5,8 @@
 # dev.portage.bench.tunnel.TunnelBenchmark and prints its Markdown report on stdout.
 # Extra arguments go to the harness: --bytes MiB (1024) --dials N (2000) --idle N (10000)
 # --routes direct,connect,grpc,ssh --queue-mib N (server per-connection queue; default 4)
-# --warmup-mib N (1024: per-route warm-up before measuring, so the JIT is done compiling).
+# --warmup-mib N (1024: per-route warm-up before measuring, so the JIT is done compiling)
+# --warmup-dials N (3000 per route, interleaved, before the measured dials).
 # Dials run last, all routes interleaved in 20 blocks; the dial table adds p99.9, max, and per dial the
 # context switches and CPU time of the route's processes (relays, backend; ssh and sshd for ssh -L).
 set -euo pipefail

@@ -28,6 +28,10 @@ final class DialRounds {
     double cpuMillisPerDial() {
       return counters.cpuTicks() * 1000.0 / ProcCounters.TICKS_PER_SECOND / dials;
     }
+
+    double jitMillisPerDial() {
+      return counters.jitTicks() * 1000.0 / ProcCounters.TICKS_PER_SECOND / dials;
+    }
   }
 
   private DialRounds() {}
