@@ -7,6 +7,9 @@
 # --routes direct,connect,grpc,ssh --queue-mib N (server per-connection queue; default 4)
 # --warmup-mib N (1024: per-route warm-up before measuring, so the JIT is done compiling)
 # --jit-rounds N (8: at most this many extra warm-up rounds until the relays' JIT goes quiet; 0 = off).
+# --warmup-dials N (3000 per route, interleaved, before the measured dials).
+# Dials run last, all routes interleaved in 20 blocks; the dial table adds p99.9, max, and per dial the
+# context switches and CPU time of the route's processes (relays, backend; ssh and sshd for ssh -L).
 set -euo pipefail
 
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
@@ -74,4 +77,4 @@ for _ in $(seq 100); do
 done
 
 "$java" -Xmx2g --enable-native-access=ALL-UNNAMED -cp "$jar" dev.portage.bench.tunnel.TunnelBenchmark \
-  --sshd-port "$port" --ssh-key "$tmp/client_key" --ssh-user "$(id -un)" --logs "$tmp/logs" "$@"
+  --sshd-port "$port" --ssh-key "$tmp/client_key" --ssh-user "$(id -un)" --sshd-pid "$sshd_pid" --logs "$tmp/logs" "$@"

@@ -40,6 +40,10 @@ final class ChildJvm implements AutoCloseable {
     in = process.getOutputStream();
   }
 
+  long pid() {
+    return process.pid();
+  }
+
   /** Reads announcements up to {@code key} and returns its value. */
   long await(String key) throws IOException {
     for (String line; (line = out.readLine()) != null; ) {

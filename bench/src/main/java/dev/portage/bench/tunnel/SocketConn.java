@@ -20,7 +20,7 @@ final class SocketConn implements Conn {
   private SocketConn(Socket socket) throws IOException {
     this.socket = socket;
     this.in = socket.getInputStream();
-    this.out = new BufferedOutputStream(socket.getOutputStream(), 64 * 1024);
+    this.out = new BufferedOutputStream(socket.getOutputStream(), 4 * 1024);
   }
 
   static SocketConn connect(int port) throws IOException {

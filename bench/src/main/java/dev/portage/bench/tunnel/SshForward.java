@@ -43,6 +43,11 @@ final class SshForward implements AutoCloseable {
     throw new IOException("ssh -L did not listen on " + localPort + " within 10 s; see " + log);
   }
 
+  /** The {@code ssh} client process. */
+  long pid() {
+    return process.pid();
+  }
+
   int localPort() {
     return localPort;
   }

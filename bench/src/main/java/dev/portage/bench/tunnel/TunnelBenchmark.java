@@ -7,11 +7,13 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,6 +27,7 @@ import org.slf4j.LoggerFactory;
  * java -cp bench/target/benchmarks.jar dev.portage.bench.tunnel.TunnelBenchmark \
  *     [--sshd-port P --ssh-key FILE [--ssh-user U]] [--bytes MiB] [--dials N] [--idle N] [--logs DIR]
  *     [--routes direct,connect,grpc,ssh] [--queue-mib N] [--warmup-mib N] [--jit-rounds N]
+ *     [--warmup-dials N] [--sshd-pid PID]
  * </pre>
  *
  * <p>Each route is warmed up first ({@code --warmup-mib}, default 1024: that many MiB on one stream,
@@ -37,7 +40,10 @@ public final class TunnelBenchmark {
 
   private TunnelBenchmark() {}
 
-  private record Row(String route, double single, double parallel, long p50, long p99) {}
+  /** Blocks of the interleaved dial phase ({@link DialRounds}). */
+  private static final int DIAL_BLOCKS = 20;
+
+  private record Row(String route, double single, double parallel, DialRounds.Result dial) {}
 
   public static void main(String[] args) throws Exception {
     ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME)).setLevel(Level.WARN);
@@ -51,6 +57,7 @@ public final class TunnelBenchmark {
     int parallel = 32;
     long warmup = Long.parseLong(opt.getOrDefault("warmup-mib", "1024")) * MIB;
     int jitRounds = Integer.parseInt(opt.getOrDefault("jit-rounds", "8"));
+    int warmupDials = Integer.parseInt(opt.getOrDefault("warmup-dials", "3000"));
     List<String> only = List.of(opt.getOrDefault("routes", "direct,connect,grpc,ssh").split(","));
     Path logs = Path.of(opt.getOrDefault("logs", Files.createTempDirectory("tunnel-bench").toString()));
     String loadBefore = loadAverage();
@@ -87,7 +94,13 @@ public final class TunnelBenchmark {
       List<Route> routes = new ArrayList<>();
       Route connect = Route.httpConnect("Portage tunnel, HTTP CONNECT" + suffix, connectPort, target);
       Route grpc = Route.grpc("Portage tunnel, gRPC" + suffix, channel, target);
-      routes.add(Route.tcp("direct TCP", backendPort));
+      Route direct = Route.tcp("direct TCP", backendPort);
+      routes.add(direct);
+      // The processes a dial on each route wakes, besides the client: counted per dial.
+      Map<Route, Supplier<List<Long>>> processes = new HashMap<>();
+      processes.put(direct, () -> DialRounds.pids(backend.pid()));
+      processes.put(connect, () -> DialRounds.pids(connectServer.pid(), connectAgent.pid(), backend.pid()));
+      processes.put(grpc, () -> DialRounds.pids(grpcServer.pid(), grpcAgent.pid(), backend.pid()));
       if (only.contains("connect")) {
         routes.add(connect);
       }
@@ -98,7 +111,15 @@ public final class TunnelBenchmark {
         SshForward ssh = track(closeables, new SshForward(Integer.parseInt(opt.get("sshd-port")),
             Path.of(opt.get("ssh-key")), opt.getOrDefault("ssh-user", System.getProperty("user.name")),
             backendPort, logs.resolve("ssh.log")));
-        routes.add(Route.tcp("ssh -L", ssh.localPort()));
+        Route sshRoute = Route.tcp("ssh -L", ssh.localPort());
+        routes.add(sshRoute);
+        long sshdPid = Long.parseLong(opt.getOrDefault("sshd-pid", "-1"));
+        processes.put(sshRoute, () -> {
+          List<Long> pids = DialRounds.pids(ssh.pid(), backend.pid());
+          // sshd's per-login processes (the forwarding runs in them), when the script told us its pid
+          ProcessHandle.of(sshdPid).ifPresent(h -> h.descendants().forEach(d -> pids.add(d.pid())));
+          return pids;
+        });
       }
       for (Route r : routes) {
         awaitUsable(r);
@@ -110,7 +131,7 @@ public final class TunnelBenchmark {
           connect.name(), Map.of("server", connectServer, "agent", connectAgent, "backend", backend),
           grpc.name(), Map.of("server", grpcServer, "agent", grpcAgent, "backend", backend));
       StringBuilder cpu = new StringBuilder();
-      List<Row> rows = new ArrayList<>();
+      Map<Route, double[]> throughput = new LinkedHashMap<>();
       for (Route r : routes) {
         System.err.println("== " + r.name());
         measureSafely(r.name() + " warm-up", () -> Workloads.throughput(r, warmup, 1)); // JIT, buffers
@@ -121,16 +142,29 @@ public final class TunnelBenchmark {
         double single = measureSafely(r.name() + " 1 stream", () -> Workloads.throughput(r, bytes, 1));
         cpu.append("| ").append(r.name()).append(" | ").append(meter.perGib(bytes)).append(" |\n");
         double multi = measureSafely(r.name() + " " + parallel + " streams", () -> Workloads.throughput(r, bytes, parallel));
-        long[] lat = Workloads.dialLatencies(r, dials);
-        rows.add(new Row(r.name(), single, multi, Workloads.percentile(lat, 50), Workloads.percentile(lat, 99)));
-        System.err.printf(Locale.ROOT, "   1 stream %.2f Gbit/s, %d streams %.2f Gbit/s, dial p50 %.3f ms p99 %.3f ms%n",
-            single / 1e9, parallel, multi / 1e9, Workloads.percentile(lat, 50) / 1e6, Workloads.percentile(lat, 99) / 1e6);
+        throughput.put(r, new double[] {single, multi});
+        System.err.printf(Locale.ROOT, "   1 stream %.2f Gbit/s, %d streams %.2f Gbit/s%n", single / 1e9, parallel, multi / 1e9);
+      }
+      // The dial path (CONNECT parsing, DIAL_REQ/DIAL_RSP, connect, close) is other code than the
+      // transfers': 300 dials left the relays' C2 compilers busy through the measured dials.
+      System.err.println("== dial warm-up, " + warmupDials + " per route");
+      DialRounds.run(routes, Map.of(), warmupDials, DIAL_BLOCKS);
+      System.err.println("== dials, all routes interleaved");
+      long[] gcBefore = DialRounds.clientGc();
+      Map<Route, DialRounds.Result> dialResults = DialRounds.run(routes, processes, dials, DIAL_BLOCKS);
+      long[] gcAfter = DialRounds.clientGc();
+      List<Row> rows = new ArrayList<>();
+      for (Route r : routes) {
+        rows.add(new Row(r.name(), throughput.get(r)[0], throughput.get(r)[1], dialResults.get(r)));
       }
 
       StringBuilder report = new StringBuilder();
       report.append(table(rows, bytes, parallel, dials));
       report.append("\nCPU-seconds per GiB during the 1-stream transfer (/proc/<pid>/stat utime+stime):\n\n")
           .append("| route | ").append(CpuMeter.HEADER).append(" |\n|---|---|---|\n").append(cpu);
+      report.append('\n').append(dialTable(rows));
+      report.append(String.format(Locale.ROOT, "%nClient JVM during the dial phase: %d collections, %d ms of GC.%n",
+          gcAfter[0] - gcBefore[0], gcAfter[1] - gcBefore[1]));
       if (idle > 0) {
         report.append('\n').append(idleReport(connect, connectServer, connectAgent, idle));
         report.append('\n').append(idleReport(grpc, grpcServer, grpcAgent, idle));
@@ -216,16 +250,42 @@ public final class TunnelBenchmark {
     StringBuilder sb = new StringBuilder();
     sb.append(String.format(Locale.ROOT,
         "Throughput: %d MiB from the backend to the client (one stream, then split over %d streams). "
-            + "Dial: %d sequential connect + 1-byte echo round trips.%n%n", bytes / MIB, parallel, dials));
+            + "Dial: %d sequential connect + 1-byte echo round trips per route, in %d blocks interleaved "
+            + "across the routes.%n%n", bytes / MIB, parallel, dials, DIAL_BLOCKS));
     sb.append("| route | 1 stream Gbit/s | vs ssh -L | vs direct | ").append(parallel)
-        .append(" streams Gbit/s | vs ssh -L | vs direct | dial p50 ms | dial p99 ms | p99 vs ssh -L |\n");
-    sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        .append(" streams Gbit/s | vs ssh -L | vs direct |\n");
+    sb.append("|---|---:|---:|---:|---:|---:|---:|\n");
     for (Row r : rows) {
-      sb.append(String.format(Locale.ROOT, "| %s | %.2f | %s | %s | %.2f | %s | %s | %.3f | %.3f | %s |%n",
+      sb.append(String.format(Locale.ROOT, "| %s | %.2f | %s | %s | %.2f | %s | %s |%n",
           r.route(), r.single() / 1e9, ratio(r.single(), ssh == null ? 0 : ssh.single()),
           ratio(r.single(), direct.single()), r.parallel() / 1e9,
-          ratio(r.parallel(), ssh == null ? 0 : ssh.parallel()), ratio(r.parallel(), direct.parallel()),
-          r.p50() / 1e6, r.p99() / 1e6, ratio(r.p99(), ssh == null ? 0 : ssh.p99())));
+          ratio(r.parallel(), ssh == null ? 0 : ssh.parallel()), ratio(r.parallel(), direct.parallel())));
+    }
+    return sb.toString();
+  }
+
+  /**
+   * Dial latency percentiles, their ratios, and per dial the context switches and CPU time of the
+   * processes on the route besides the client (relays and backend; for ssh -L the ssh client and
+   * sshd's session processes).
+   */
+  private static String dialTable(List<Row> rows) {
+    Row ssh = rows.stream().filter(r -> r.route().equals("ssh -L")).findFirst().orElse(null);
+    Row direct = rows.get(0);
+    StringBuilder sb = new StringBuilder();
+    sb.append("| route | dial p50 ms | p99 ms | p99.9 ms | max ms | p50 vs ssh -L | p99 vs ssh -L | p99 vs direct "
+        + "| context switches / dial | CPU ms / dial | of which JIT |\n");
+    sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (Row r : rows) {
+      long[] l = r.dial().sorted();
+      long p50 = Workloads.percentile(l, 50);
+      long p99 = Workloads.percentile(l, 99);
+      sb.append(String.format(Locale.ROOT, "| %s | %.3f | %.3f | %.3f | %.3f | %s | %s | %s | %.1f | %.2f | %.2f |%n",
+          r.route(), p50 / 1e6, p99 / 1e6, Workloads.percentile(l, 99.9) / 1e6, l[l.length - 1] / 1e6,
+          ratio(p50, ssh == null ? 0 : Workloads.percentile(ssh.dial().sorted(), 50)),
+          ratio(p99, ssh == null ? 0 : Workloads.percentile(ssh.dial().sorted(), 99)),
+          ratio(p99, Workloads.percentile(direct.dial().sorted(), 99)),
+          r.dial().switchesPerDial(), r.dial().cpuMillisPerDial(), r.dial().jitMillisPerDial()));
     }
     return sb.toString();
   }

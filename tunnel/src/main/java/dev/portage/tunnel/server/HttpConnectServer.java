@@ -49,6 +49,8 @@ final class HttpConnectServer implements AutoCloseable {
     ServerBootstrap b = new ServerBootstrap()
         // Each accepted socket goes to its agent stream's loop when there is one (AgentAffinityGroup).
         .group(group, new AgentAffinityGroup(group, preferredLoop))
+        // ... and the listener follows them there, so the accept is not a hand-off either.
+        .handler(new ListenerAffinity(preferredLoop))
         .childOption(ChannelOption.AUTO_READ, true)
         .childOption(ChannelOption.TCP_NODELAY, true)
         .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
