@@ -57,7 +57,7 @@ public final class TunnelBenchmark {
     int parallel = 32;
     long warmup = Long.parseLong(opt.getOrDefault("warmup-mib", "1024")) * MIB;
     int jitRounds = Integer.parseInt(opt.getOrDefault("jit-rounds", "8"));
-    int warmupDials = Integer.parseInt(opt.getOrDefault("warmup-dials", "3000"));
+    int warmupDials = Integer.parseInt(opt.getOrDefault("warmup-dials", "20000"));
     List<String> only = List.of(opt.getOrDefault("routes", "direct,connect,grpc,ssh").split(","));
     Path logs = Path.of(opt.getOrDefault("logs", Files.createTempDirectory("tunnel-bench").toString()));
     String loadBefore = loadAverage();
