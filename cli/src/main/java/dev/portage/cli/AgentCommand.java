@@ -131,12 +131,13 @@ public final class AgentCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    StopSignals signals = StopSignals.install(log);
     TunnelAgentConfig config = toConfig();
     ScheduledExecutorService scheduler =
         TimeSource.newTimer("portage-agent-timer");
     try (TunnelAgent agent = new TunnelAgent(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
       agent.start();
-      StopSignals.await(log, agent::drain);
+      signals.await(agent::drain);
     } finally {
       scheduler.shutdownNow();
     }

@@ -74,12 +74,13 @@ public final class ControlPlaneCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    StopSignals signals = StopSignals.install(log);
     ControlPlaneConfig config = toConfig();
     ScheduledExecutorService scheduler =
         TimeSource.newTimer("portage-control-timer");
     try (ControlPlane plane = new ControlPlane(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
       plane.start();
-      StopSignals.await(log, null);
+      signals.await(null);
     } finally {
       scheduler.shutdownNow();
     }

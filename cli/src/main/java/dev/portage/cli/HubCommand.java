@@ -105,11 +105,12 @@ public final class HubCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    StopSignals signals = StopSignals.install(log);
     EdgeHubConfig config = toConfig();
     ScheduledExecutorService scheduler = TimeSource.newTimer("portage-hub-timer");
     try (EdgeHub hub = new EdgeHub(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
       hub.start();
-      StopSignals.await(log, null);
+      signals.await(null);
     } finally {
       scheduler.shutdownNow();
     }

@@ -165,12 +165,13 @@ public final class ServerCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    StopSignals signals = StopSignals.install(log);
     TunnelServerConfig config = toConfig();
     KubernetesClient kubernetes = config.agentTokenAuth() != null || config.enableLeaseController()
         ? kubernetesClient() : null;
     try (TunnelServer server = TunnelServer.builder(config).kubernetesClient(kubernetes).build()) {
       server.start();
-      StopSignals.await(log, null);
+      signals.await(null);
     } finally {
       if (kubernetes != null) {
         kubernetes.close();

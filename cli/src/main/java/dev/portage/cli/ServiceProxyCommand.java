@@ -72,11 +72,12 @@ public final class ServiceProxyCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    StopSignals signals = StopSignals.install(log);
     ServiceProxyConfig config = toConfig();
     ScheduledExecutorService scheduler = TimeSource.newTimer("portage-service-proxy-sync");
     try (ServiceProxy proxy = new ServiceProxy(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
       proxy.start();
-      StopSignals.await(log, null);
+      signals.await(null);
     } finally {
       scheduler.shutdownNow();
     }

@@ -63,11 +63,12 @@ public final class SidecarCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    StopSignals signals = StopSignals.install(log);
     SidecarConfig config = toConfig();
     ScheduledExecutorService scheduler = TimeSource.newTimer("portage-sidecar-timer");
     try (Sidecar sidecar = new Sidecar(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
       sidecar.start();
-      StopSignals.await(log, null);
+      signals.await(null);
     } finally {
       scheduler.shutdownNow();
     }

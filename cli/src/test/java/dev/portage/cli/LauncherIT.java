@@ -82,6 +82,33 @@ class LauncherIT {
     assertThat(out).contains("Received SIGTERM: stopping");
   }
 
+  @Test
+  void aSigtermWhileTheServerIsStartingStopsItWithExitCodeZero() throws Exception {
+    ProcessBuilder pb = new ProcessBuilder("bash", LAUNCHER.toString(), "server", "--mode", "http-connect",
+        "--server-bind-address", "127.0.0.1", "--server-port", "0", "--agent-bind-address", "127.0.0.1",
+        "--agent-port", "0", "--health-bind-address", "127.0.0.1", "--health-port", "0", "--admin-port", "0");
+    pb.redirectErrorStream(true);
+    Process p = pb.start();
+    StringBuilder out = new StringBuilder();
+    try (BufferedReader lines = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      // The first log line of the command comes after it took over the signals, while it is starting.
+      while ((line = lines.readLine()) != null && !line.contains(" INFO ")) {
+        out.append(line).append('\n');
+      }
+      assertThat(line).as("a log line; output so far:%n%s", out).isNotNull();
+      assertThat(new ProcessBuilder("kill", "-TERM", Long.toString(p.pid())).start().waitFor()).isZero();
+      assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+      while ((line = lines.readLine()) != null) {
+        out.append(line).append('\n');
+      }
+    } finally {
+      p.destroyForcibly();
+    }
+    assertThat(p.exitValue()).as(out.toString()).isZero();
+    assertThat(out).contains("Received SIGTERM: stopping");
+  }
+
   private static int systemJavaMajor() throws IOException, InterruptedException {
     Process p = new ProcessBuilder("/usr/bin/java", "-XshowSettings:properties", "-version").redirectErrorStream(true).start();
     String s = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
