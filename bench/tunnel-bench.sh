@@ -4,7 +4,9 @@
 # sshd on a high loopback port (generated host key, one authorized key, all in a temp dir), runs
 # dev.portage.bench.tunnel.TunnelBenchmark and prints its Markdown report on stdout.
 # Extra arguments go to the harness: --bytes MiB (1024) --dials N (2000) --idle N (10000)
-# --routes direct,connect,grpc,ssh --queue-mib N (server per-connection queue; default 4)
+# --routes direct,connect,grpc,grpc1,ssh (grpc: Proxy streams on one shared channel; grpc1: a new channel per
+# connection, as upstream's konnectivity-client does; not in the default set) --queue-mib N (server per-connection queue; default 4)
+# --grpc-window BYTES (the gRPC client's HTTP/2 window; 0 = grpc-java's default: 1 MiB with BDP auto-tuning, default)
 # --warmup-mib N (1024: per-route warm-up before measuring, so the JIT is done compiling)
 # --jit-rounds N (8: at most this many extra warm-up rounds until the relays' JIT goes quiet; 0 = off).
 # --warmup-dials N (20000 per route, interleaved, before the measured dials: with 3000 the relays' JIT was still

@@ -1,7 +1,10 @@
 package dev.portage.bench.tunnel;
 
 import io.grpc.Channel;
+import io.grpc.ManagedChannel;
 import java.io.IOException;
+import java.util.concurrent.Executor;
+import java.util.function.Supplier;
 
 /** One way of reaching the bench backend; each {@link #open()} is a new connection. Thread-safe. */
 interface Route {
@@ -40,8 +43,11 @@ interface Route {
     };
   }
 
-  /** One konnectivity {@code Proxy} stream per connection, on a shared channel. */
-  static Route grpc(String name, Channel channel, String target) {
+  /**
+   * One konnectivity {@code Proxy} stream per connection, all on one shared channel whose transport
+   * thread is {@code transport} (null: unknown).
+   */
+  static Route grpc(String name, Channel channel, Executor transport, String target) {
     return new Route() {
       @Override
       public String name() {
@@ -50,7 +56,33 @@ interface Route {
 
       @Override
       public Conn open() throws IOException {
-        return GrpcConn.dial(channel, target);
+        return GrpcConn.dial(channel, transport, target, () -> {});
+      }
+    };
+  }
+
+  /**
+   * A new channel (TCP connection, HTTP/2 handshake) per connection, closed with it: what upstream's
+   * konnectivity-client does ({@code CreateSingleUseGrpcTunnel}), so every dial also pays the
+   * connection setup, as an HTTP CONNECT dial does. {@code channels} builds them; {@code transport} is
+   * their (shared) transport thread.
+   */
+  static Route grpcSingleUse(String name, Supplier<ManagedChannel> channels, Executor transport, String target) {
+    return new Route() {
+      @Override
+      public String name() {
+        return name;
+      }
+
+      @Override
+      public Conn open() throws IOException {
+        ManagedChannel channel = channels.get();
+        try {
+          return GrpcConn.dial(channel, transport, target, channel::shutdown);
+        } catch (IOException | RuntimeException e) {
+          channel.shutdownNow();
+          throw e;
+        }
       }
     };
   }

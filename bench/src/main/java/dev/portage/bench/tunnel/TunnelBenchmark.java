@@ -2,7 +2,10 @@ package dev.portage.bench.tunnel;
 
 import ch.qos.logback.classic.Level;
 import io.grpc.ManagedChannel;
+import dev.portage.core.net.NettyTransport;
 import io.grpc.netty.NettyChannelBuilder;
+import io.netty.channel.EventLoopGroup;
+import java.net.InetSocketAddress;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -26,8 +30,8 @@ import org.slf4j.LoggerFactory;
  * <pre>
  * java -cp bench/target/benchmarks.jar dev.portage.bench.tunnel.TunnelBenchmark \
  *     [--sshd-port P --ssh-key FILE [--ssh-user U]] [--bytes MiB] [--dials N] [--idle N] [--logs DIR]
- *     [--routes direct,connect,grpc,ssh] [--queue-mib N] [--warmup-mib N] [--jit-rounds N]
- *     [--warmup-dials N] [--sshd-pid PID]
+ *     [--routes direct,connect,grpc,grpc1,ssh] [--queue-mib N] [--warmup-mib N] [--jit-rounds N]
+ *     [--warmup-dials N] [--sshd-pid PID] [--grpc-window BYTES]
  * </pre>
  *
  * <p>Each route is warmed up first ({@code --warmup-mib}, default 1024: that many MiB on one stream,
@@ -85,15 +89,32 @@ public final class TunnelBenchmark {
       int grpcPort = (int) grpcServer.await("serverPort");
       ChildJvm grpcAgent = track(closeables, new ChildJvm(logs, "1g", "agent", Integer.toString(grpcAgentPort)));
       grpcAgent.await("ready");
-      // Callbacks on the transport thread (they only queue and notify): the client then wakes the
-      // caller thread directly, as the socket routes' blocking reads do, instead of through a pool.
-      ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", grpcPort).usePlaintext()
-          .flowControlWindow(4 << 20).directExecutor().build();
+      // The gRPC clients' transport: one harness-owned loop (so a dial can start its call there and send
+      // HEADERS and DIAL_REQ in one write), callbacks on it (they only queue and notify: the client then
+      // wakes the caller thread directly, as the socket routes' blocking reads do), retries off (nothing
+      // keeps a sent message), and the HTTP/2 window (--grpc-window; 0 = grpc-java's default, 1 MiB
+      // with BDP auto-tuning, whose PINGs a fixed window turns off).
+      int grpcWindow = Integer.parseInt(opt.getOrDefault("grpc-window", "0"));
+      EventLoopGroup grpcLoop = NettyTransport.NIO.newEventLoopGroup(1, "bench-grpc-client");
+      closeables.add(() -> grpcLoop.shutdownGracefully(0, 5, TimeUnit.SECONDS).sync());
+      Executor grpcThread = grpcLoop.next();
+      Supplier<ManagedChannel> grpcChannels = () -> {
+        NettyChannelBuilder b = NettyChannelBuilder.forAddress(new InetSocketAddress("127.0.0.1", grpcPort))
+            .usePlaintext().eventLoopGroup(grpcLoop).channelType(NettyTransport.NIO.channelType())
+            .directExecutor().disableRetry();
+        if (grpcWindow > 0) {
+          b.flowControlWindow(grpcWindow);
+        }
+        return b.build();
+      };
+      ManagedChannel channel = grpcChannels.get();
       closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
 
       List<Route> routes = new ArrayList<>();
       Route connect = Route.httpConnect("Portage tunnel, HTTP CONNECT" + suffix, connectPort, target);
-      Route grpc = Route.grpc("Portage tunnel, gRPC" + suffix, channel, target);
+      Route grpc = Route.grpc("Portage tunnel, gRPC" + suffix, channel, grpcThread, target);
+      Route grpcSingle = Route.grpcSingleUse("Portage tunnel, gRPC, channel per dial" + suffix, grpcChannels,
+          grpcThread, target);
       Route direct = Route.tcp("direct TCP", backendPort);
       routes.add(direct);
       // The processes a dial on each route wakes, besides the client: counted per dial.
@@ -101,11 +122,15 @@ public final class TunnelBenchmark {
       processes.put(direct, () -> DialRounds.pids(backend.pid()));
       processes.put(connect, () -> DialRounds.pids(connectServer.pid(), connectAgent.pid(), backend.pid()));
       processes.put(grpc, () -> DialRounds.pids(grpcServer.pid(), grpcAgent.pid(), backend.pid()));
+      processes.put(grpcSingle, processes.get(grpc));
       if (only.contains("connect")) {
         routes.add(connect);
       }
       if (only.contains("grpc")) {
         routes.add(grpc);
+      }
+      if (only.contains("grpc1")) {
+        routes.add(grpcSingle);
       }
       if (opt.containsKey("sshd-port") && only.contains("ssh")) {
         SshForward ssh = track(closeables, new SshForward(Integer.parseInt(opt.get("sshd-port")),
@@ -129,7 +154,8 @@ public final class TunnelBenchmark {
       // on a shared box (the client is this JVM).
       Map<String, Map<String, ChildJvm>> jvms = Map.of(
           connect.name(), Map.of("server", connectServer, "agent", connectAgent, "backend", backend),
-          grpc.name(), Map.of("server", grpcServer, "agent", grpcAgent, "backend", backend));
+          grpc.name(), Map.of("server", grpcServer, "agent", grpcAgent, "backend", backend),
+          grpcSingle.name(), Map.of("server", grpcServer, "agent", grpcAgent, "backend", backend));
       StringBuilder cpu = new StringBuilder();
       Map<Route, double[]> throughput = new LinkedHashMap<>();
       for (Route r : routes) {

@@ -1,7 +1,6 @@
 package dev.portage.bench.tunnel;
 
 import dev.portage.core.time.Ticker;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -45,17 +44,12 @@ final class Workloads {
 
   private static long download(Route route, long bytes) throws IOException {
     try (Conn c = route.open()) {
-      DataOutputStream out = new DataOutputStream(c.out());
-      out.writeByte(BenchBackend.SOURCE);
-      out.writeLong(bytes);
+      // One write (SOURCE + length): a gRPC route sends one DATA packet, not one per field.
+      byte[] request = java.nio.ByteBuffer.allocate(9).put(BenchBackend.SOURCE).putLong(bytes).array();
+      OutputStream out = c.out();
+      out.write(request);
       out.flush();
-      InputStream in = c.in();
-      byte[] buf = new byte[256 * 1024];
-      long got = 0;
-      for (int n; (n = in.read(buf)) >= 0; ) {
-        got += n;
-      }
-      return got;
+      return c.drain();
     }
   }
 

@@ -59,6 +59,7 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
   private long connectID;
   private boolean backlogged;
   private boolean finishAfterFlush;
+  private boolean headersSent;
 
   GrpcFrontend(
       ServerCall<Packet, Packet> call, PacketRouter router, ServerMetrics metrics, Ticker ticker,
@@ -74,11 +75,8 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
   /** Called once from startCall. */
   void start() {
     metrics.grpcConnection(ServerMetrics.PROXY, 1);
-    serial.execute(() -> {
-      call.sendHeaders(new Metadata());
-      // Above gRPC's 32 KiB default, so a fast client is not fed stop-and-wait, one DATA chunk at a time.
-      call.setOnReadyThreshold(READY_THRESHOLD);
-    });
+    // Above gRPC's 32 KiB default, so a fast client is not fed stop-and-wait, one DATA chunk at a time.
+    serial.execute(() -> call.setOnReadyThreshold(READY_THRESHOLD));
     call.request(1);
   }
 
@@ -356,6 +354,13 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
     }
     long start = ticker.nanoTime();
     try {
+      if (!headersSent) {
+        // With the first packet, not at stream start: both then leave in one write (one wake-up of the
+        // client less per dial). Nothing is waiting for them before (the spec asks only that they come
+        // before the first packet); a stream that ends without a packet gets a trailers-only response.
+        headersSent = true;
+        call.sendHeaders(new Metadata());
+      }
       call.sendMessage(p);
     } catch (RuntimeException e) {
       metrics.streamError(ServerMetrics.TO_CLIENT, Status.fromThrowable(e).getCode(), p.getType());

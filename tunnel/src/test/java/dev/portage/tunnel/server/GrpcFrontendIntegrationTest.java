@@ -74,6 +74,20 @@ class GrpcFrontendIntegrationTest {
   }
 
   @Test
+  void responseHeadersLeaveWithTheFirstPacketNotAtStreamStart() {
+    fixture();
+    TestStream agent = fx.agent("agent-a", null);
+    TestStream f = fx.frontend();
+    f.send(Packets.dialReq("10.0.0.5:443", 5));
+    agent.nextPacket(PacketType.DIAL_REQ);
+    // The server has started the stream and forwarded its DIAL_REQ, and has sent nothing back yet.
+    assertThat(f.headers()).isNull();
+    agent.send(Packets.dialRsp(5, 11));
+    f.awaitHeaders(); // before the first packet, as the spec requires
+    assertThat(f.nextPacket().getType()).isEqualTo(PacketType.DIAL_RSP);
+  }
+
+  @Test
   void noAgentAnswersNoAgentAvailableAndEndsTheStream() {
     fixture();
     TestStream f = fx.frontend();
