@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CPU profile of the HTTP CONNECT relays (server and agent JVMs) during a warm single-stream download
+# CPU profile of the tunnel relays (server and agent JVMs; ROUTE=connect, the default, or ROUTE=grpc) during a warm single-stream download
 # (see docs/benchmarks-tunnel.md, run 12 finding 8). Runs bench/tunnel-bench.sh on the connect route
 # with a 4 GiB measured stream, waits until the harness reports a JIT settle round under 0.25 CPU-s,
 # then `perf record -g` of both relays for SECONDS_TO_RECORD (default 5). Java frames come from the perf maps the
@@ -10,9 +10,15 @@
 set -euo pipefail
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 out=${1:-/tmp/tunnel-perf}
+route=${ROUTE:-connect}
+case $route in
+  connect) mode=http-connect; pick="head -1" ;;   # the connect route's agent starts first
+  grpc) mode=grpc; pick="tail -1" ;;
+  *) echo "tunnel-perf: ROUTE must be connect or grpc" >&2; exit 64 ;;
+esac
 command -v perf >/dev/null || { echo "tunnel-perf: perf not found (Debian: apt-get install linux-perf)" >&2; exit 1; }
 TUNNEL_BENCH_CHILD_OPTS="-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit ${TUNNEL_BENCH_CHILD_OPTS:-}" \
-  timeout 600 "$root/bench/tunnel-bench.sh" --idle 0 --dials 50 --routes connect --bytes 4096 \
+  timeout 600 "$root/bench/tunnel-bench.sh" --idle 0 --dials 50 --routes "$route" --bytes 4096 \
   2>"$out.err" >"$out.out" &
 bench=$!
 for _ in $(seq 3000); do
@@ -21,8 +27,8 @@ for _ in $(seq 3000); do
   sleep 0.2
 done
 sleep 1
-server=$(pgrep -f "BenchChild server http-connect")
-agent=$(pgrep -f "BenchChild agent" | sort -n | head -1)   # the connect route's agent starts first
+server=$(pgrep -f "BenchChild server $mode")
+agent=$(pgrep -f "BenchChild agent" | sort -n | $pick)
 echo "tunnel-perf: recording server $server, agent $agent" >&2
 perf record -g -F 997 -o "$out.data" -p "$server,$agent" -- sleep "${SECONDS_TO_RECORD:-5}" >&2
 wait "$bench"
