@@ -13,8 +13,14 @@ interface Route {
 
   Conn open() throws IOException;
 
-  /** Plain TCP to {@code port}: the direct baseline, or the local end of {@code ssh -L}. */
-  static Route tcp(String name, int port) {
+  /** Opens one connection of a route. */
+  @FunctionalInterface
+  interface Opener {
+    Conn open() throws IOException;
+  }
+
+  /** A route labelled {@code name} whose connections come from {@code opener}. */
+  static Route of(String name, Opener opener) {
     return new Route() {
       @Override
       public String name() {
@@ -23,24 +29,19 @@ interface Route {
 
       @Override
       public Conn open() throws IOException {
-        return SocketConn.connect(port);
+        return opener.open();
       }
     };
   }
 
+  /** Plain TCP to {@code port}: the direct baseline, or the local end of {@code ssh -L}. */
+  static Route tcp(String name, int port) {
+    return of(name, () -> SocketConn.connect(port));
+  }
+
   /** HTTP CONNECT through a proxy on {@code proxyPort} to {@code target}. */
   static Route httpConnect(String name, int proxyPort, String target) {
-    return new Route() {
-      @Override
-      public String name() {
-        return name;
-      }
-
-      @Override
-      public Conn open() throws IOException {
-        return SocketConn.httpConnect(proxyPort, target);
-      }
-    };
+    return of(name, () -> SocketConn.httpConnect(proxyPort, target));
   }
 
   /**
@@ -48,17 +49,7 @@ interface Route {
    * thread is {@code transport} (null: unknown).
    */
   static Route grpc(String name, Channel channel, Executor transport, String target) {
-    return new Route() {
-      @Override
-      public String name() {
-        return name;
-      }
-
-      @Override
-      public Conn open() throws IOException {
-        return GrpcConn.dial(channel, transport, target, () -> {});
-      }
-    };
+    return of(name, () -> GrpcConn.dial(channel, transport, target, () -> {}));
   }
 
   /**
@@ -68,22 +59,14 @@ interface Route {
    * their (shared) transport thread.
    */
   static Route grpcSingleUse(String name, Supplier<ManagedChannel> channels, Executor transport, String target) {
-    return new Route() {
-      @Override
-      public String name() {
-        return name;
+    return of(name, () -> {
+      ManagedChannel channel = channels.get();
+      try {
+        return GrpcConn.dial(channel, transport, target, channel::shutdown);
+      } catch (IOException | RuntimeException e) {
+        channel.shutdownNow();
+        throw e;
       }
-
-      @Override
-      public Conn open() throws IOException {
-        ManagedChannel channel = channels.get();
-        try {
-          return GrpcConn.dial(channel, transport, target, channel::shutdown);
-        } catch (IOException | RuntimeException e) {
-          channel.shutdownNow();
-          throw e;
-        }
-      }
-    };
+    });
   }
 }
