@@ -99,9 +99,9 @@ final class GrpcConn implements Conn {
   }
 
   /**
-   * Opens a stream on {@code channel} and dials {@code target} through it. {@code transport}, when not
-   * null, is the channel's own transport thread: starting the call and sending DIAL_REQ there puts both
-   * into one write. {@code onClose} runs after the stream ended (e.g. closes a single-use channel).
+   * Opens a stream on {@code channel} and dials {@code target} through it. {@code transport} is the
+   * channel's own transport thread: starting the call and sending DIAL_REQ there puts both into one
+   * write. {@code onClose} runs after the stream ended (e.g. closes a single-use channel).
    */
   static GrpcConn dial(Channel channel, Executor transport, String target, AutoCloseable onClose) throws IOException {
     GrpcConn c = new GrpcConn(channel, onClose);
@@ -114,19 +114,14 @@ final class GrpcConn implements Conn {
       c.call.request(WINDOW);
       c.call.sendMessage(req);
     };
-    if (transport == null) {
-      start.run();
-    } else {
-      CompletableFuture<Void> started = CompletableFuture.runAsync(start, transport);
-      try {
-        started.get(10, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new InterruptedIOException();
-      } catch (ExecutionException | TimeoutException e) {
-        c.closeQuietly();
-        throw new IOException("starting the Proxy call failed", e);
-      }
+    try {
+      CompletableFuture.runAsync(start, transport).get(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException();
+    } catch (ExecutionException | TimeoutException e) {
+      c.closeQuietly();
+      throw new IOException("starting the Proxy call failed", e);
     }
     Object first = c.take();
     if (!(first instanceof Packet p) || p.getType() != PacketType.DIAL_RSP || !p.getDialResponse().getError().isEmpty()) {

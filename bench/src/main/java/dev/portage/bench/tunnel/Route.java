@@ -46,7 +46,7 @@ interface Route {
 
   /**
    * One konnectivity {@code Proxy} stream per connection, all on one shared channel whose transport
-   * thread is {@code transport} (null: unknown).
+   * thread is {@code transport}.
    */
   static Route grpc(String name, Channel channel, Executor transport, String target) {
     return of(name, () -> GrpcConn.dial(channel, transport, target, () -> {}));
