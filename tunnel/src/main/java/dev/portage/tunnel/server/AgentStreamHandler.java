@@ -2,6 +2,7 @@ package dev.portage.tunnel.server;
 
 import dev.portage.api.konnectivity.Packet;
 import dev.portage.tunnel.internal.FlowControl;
+import dev.portage.tunnel.internal.ReceivedPacket;
 import dev.portage.tunnel.wire.AgentIdentifiers;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -22,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * {@link Backend} and feeds its packets to the {@link PacketRouter}. The receive path never blocks on a
  * frontend: it asks for the next message as soon as one is routed. Thread-safe.
  */
-final class AgentStreamHandler implements ServerCallHandler<Packet, Packet> {
+final class AgentStreamHandler implements ServerCallHandler<ReceivedPacket, Packet> {
   private static final Logger log = LoggerFactory.getLogger(AgentStreamHandler.class);
 
   static final int STREAM_READY_THRESHOLD = 1 << 20;
@@ -52,7 +53,7 @@ final class AgentStreamHandler implements ServerCallHandler<Packet, Packet> {
   }
 
   @Override
-  public ServerCall.Listener<Packet> startCall(ServerCall<Packet, Packet> call, Metadata headers) {
+  public ServerCall.Listener<ReceivedPacket> startCall(ServerCall<ReceivedPacket, Packet> call, Metadata headers) {
     String agentId;
     AgentIdentifiers identifiers;
     try {
@@ -147,19 +148,20 @@ final class AgentStreamHandler implements ServerCallHandler<Packet, Packet> {
     }
   }
 
-  private final class Listener extends ServerCall.Listener<Packet> {
-    private final ServerCall<Packet, Packet> call;
+  private final class Listener extends ServerCall.Listener<ReceivedPacket> {
+    private final ServerCall<ReceivedPacket, Packet> call;
     private final Backend backend;
     private boolean gone;
 
-    Listener(ServerCall<Packet, Packet> call, Backend backend) {
+    Listener(ServerCall<ReceivedPacket, Packet> call, Backend backend) {
       this.call = call;
       this.backend = backend;
     }
 
     @Override
-    public void onMessage(Packet packet) {
-      router.onAgentPacket(backend, packet);
+    public void onMessage(ReceivedPacket received) {
+      // gRPC parsed it on this thread just now; the router takes its payload buffer over.
+      router.onAgentPacket(backend, received.packet(), received.payload());
       call.request(1);
     }
 

@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.LongAdder;
 final class Backend {
   private final String agentId;
   private final AgentIdentifiers identifiers;
-  private final ServerCall<Packet, Packet> call;
+  private final ServerCall<?, Packet> call;
   private final ServerMetrics metrics;
   private final FlowControl flowControl;
   private final EventLoop eventLoop;
@@ -34,7 +34,7 @@ final class Backend {
   private volatile boolean closed;
 
   Backend(
-      String agentId, AgentIdentifiers identifiers, ServerCall<Packet, Packet> call, ServerMetrics metrics,
+      String agentId, AgentIdentifiers identifiers, ServerCall<?, Packet> call, ServerMetrics metrics,
       FlowControl flowControl, EventLoop eventLoop) {
     this.agentId = agentId;
     this.eventLoop = eventLoop;

@@ -14,6 +14,7 @@ import dev.portage.tunnel.internal.ScratchPayload;
 import dev.portage.tunnel.internal.ReceiveCredit;
 import dev.portage.tunnel.internal.SendCredit;
 import java.util.ArrayDeque;
+import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -129,24 +130,40 @@ final class HttpConnectFrontend extends ChannelInboundHandlerAdapter implements 
 
   @Override
   public void deliver(ByteString data) {
-    int size = data.size();
+    deliver(Unpooled.wrappedBuffer(data.asReadOnlyByteBuffer()));
+  }
+
+  /**
+   * Writes the payload to the client as it is (a direct buffer needs no heap → direct copy in the NIO
+   * write); the write releases it when done or failed, and a dropped payload is released at once.
+   */
+  @Override
+  public void deliver(ByteBuf payload) {
+    int size = payload.readableBytes();
     ReceiveBudget budget = this.budget;
     if (!budget.tryReserve(size)) {
+      payload.release();
       if (budget.overflowed()) {
         channel.eventLoop().execute(this::overflowed);
       }
       return;
     }
     f.metrics.queued(budget.queuedBytes());
-    channel.eventLoop().execute(() -> {
-      if (state != State.ESTABLISHED && state != State.CLOSING) {
-        budget.release(size);
-        return;
-      }
-      channel.writeAndFlush(Unpooled.wrappedBuffer(data.asReadOnlyByteBuffer()))
-          .addListener(done -> written(budget, size));
-      updateBacklog();
-    });
+    try {
+      channel.eventLoop().execute(() -> {
+        if (state != State.ESTABLISHED && state != State.CLOSING) {
+          budget.release(size);
+          payload.release();
+          return;
+        }
+        // A closed channel fails the write (and any queued ones): the listener runs on every path.
+        channel.writeAndFlush(payload).addListener(done -> written(budget, size));
+        updateBacklog();
+      });
+    } catch (RejectedExecutionException loopShutDown) {
+      budget.release(size);
+      payload.release();
+    }
   }
 
   @Override

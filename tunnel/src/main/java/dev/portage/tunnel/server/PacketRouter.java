@@ -13,6 +13,7 @@ import dev.portage.api.konnectivity.WindowUpdate;
 import dev.portage.core.time.TimeSource;
 import dev.portage.tunnel.server.ServerMetrics.DialFailure;
 import dev.portage.tunnel.wire.HostPort;
+import io.netty.buffer.ByteBuf;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -136,25 +137,54 @@ final class PacketRouter {
   // ---- agent side ----
 
   void onAgentPacket(Backend backend, Packet p) {
+    onAgentPacket(backend, p, null);
+  }
+
+  /**
+   * Routes {@code p}; a DATA packet's payload is {@code payload} when that is non-null (then the packet's
+   * own data field is empty, see {@link dev.portage.tunnel.internal.ReceivedPacket}). Takes {@code payload}
+   * over: a frontend gets it, or it is released before this returns (also when routing throws).
+   */
+  void onAgentPacket(Backend backend, Packet p, ByteBuf payload) {
+    Frontend receiver = null;
+    try {
+      receiver = route(backend, p, payload == null ? p.getData().getData().size() : payload.readableBytes());
+    } finally {
+      if (receiver == null && payload != null) {
+        payload.release();
+      }
+    }
+    if (receiver == null) {
+      return;
+    }
+    if (payload != null) {
+      receiver.deliver(payload); // releases it on every path
+    } else {
+      receiver.deliver(p.getData().getData());
+    }
+  }
+
+  /** Handles {@code p}; for DATA of a live connection returns its frontend (to deliver to), else null. */
+  private Frontend route(Backend backend, Packet p, int dataSize) {
     metrics.packet(ServerMetrics.FROM_AGENT, p.getType());
     switch (p.getType()) {
       case DIAL_RSP -> onDialResponse(backend, p.getDialResponse());
       case DATA -> {
         Data data = p.getData();
-        backend.countReceived(data.getData().size());
+        backend.countReceived(dataSize);
         Frontend f = backend.connections().get(data.getConnectID());
         if (f == null) {
           log.debug("{}: DATA for unknown connectID {} dropped", backend, data.getConnectID());
-          return;
+          return null;
         }
-        f.deliver(data.getData());
+        return f;
       }
       case CLOSE_RSP -> {
         CloseResponse rsp = p.getCloseResponse();
         Frontend f = backend.connections().remove(rsp.getConnectID());
         if (f == null) {
           log.debug("{}: CLOSE_RSP for unknown connectID {}", backend, rsp.getConnectID());
-          return;
+          return null;
         }
         metrics.established(-1);
         f.closedByAgent(rsp.getConnectID(), rsp.getError());
@@ -171,13 +201,13 @@ final class PacketRouter {
         WindowUpdate u = p.getWindowUpdate();
         if (backend.flowControl() == null) {
           log.debug("{}: window update without negotiated flow control ignored", backend);
-          return;
+          return null;
         }
         Frontend f = backend.connections().get(u.getConnectID());
         if (f == null) {
           // Normal after a close: the agent granted credit for bytes written just before it.
           log.debug("{}: window update for unknown connectID {} ignored", backend, u.getConnectID());
-          return;
+          return null;
         }
         f.creditGranted(u.getBytes());
       }
@@ -188,6 +218,7 @@ final class PacketRouter {
       }
       default -> log.debug("{}: unexpected {} ignored", backend, p.getType());
     }
+    return null;
   }
 
   private void onDialResponse(Backend backend, DialResponse rsp) {

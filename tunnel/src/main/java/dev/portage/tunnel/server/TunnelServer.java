@@ -1,6 +1,7 @@
 package dev.portage.tunnel.server;
 
 import dev.portage.api.konnectivity.AgentServiceGrpc;
+import dev.portage.tunnel.internal.DirectPacketMarshaller;
 import dev.portage.tunnel.internal.PacketMarshaller;
 import dev.portage.api.konnectivity.ProxyServiceGrpc;
 import dev.portage.core.time.TimeSource;
@@ -11,6 +12,7 @@ import dev.portage.core.admin.AdminServer;
 import dev.portage.core.admin.HealthCheck;
 import dev.portage.core.net.NettyTransport;
 import io.grpc.Server;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -66,6 +68,7 @@ public final class TunnelServer implements AutoCloseable {
   private final ScheduledExecutorService ownedScheduler;
   private final PrometheusRegistry registry;
   private final KubernetesClient kubernetes;
+  private final ByteBufAllocator receiveAllocator;
   private final ServerMetrics metrics;
   private final PacketRouter router;
   private final ExecutorService executor;
@@ -82,6 +85,7 @@ public final class TunnelServer implements AutoCloseable {
 
   private TunnelServer(Builder b) {
     this.config = b.config;
+    this.receiveAllocator = b.receiveAllocator;
     if (b.timeSource == null) {
       // Header and dial timeouts are cancelled on almost every connection; this timer drops them.
       ownedScheduler = TimeSource.newTimer("portage-server-timer");
@@ -154,9 +158,10 @@ public final class TunnelServer implements AutoCloseable {
     AgentStreamHandler handler = new AgentStreamHandler(
         config.serverId(), config.serverCount(), router, authenticator, metrics, config.flowControlWindow(),
         direct ? ioGroup() : null);
-    // PacketMarshaller: same wire format, one copy less per received DATA payload.
+    // DirectPacketMarshaller: same wire format; a received DATA payload lives in a pooled direct buffer
+    // (no fresh zeroed array per packet) that HTTP CONNECT frontends write to their socket as is.
     ServerServiceDefinition service = ServerServiceDefinition.builder(AgentServiceGrpc.SERVICE_NAME)
-        .addMethod(PacketMarshaller.of(AgentServiceGrpc.getConnectMethod()), handler)
+        .addMethod(new DirectPacketMarshaller(receiveAllocator).of(AgentServiceGrpc.getConnectMethod()), handler)
         .build();
     NettyServerBuilder nb = NettyServerBuilder.forAddress(inet(config.agentBindAddress(), config.agentPort()))
         .addService(service)
@@ -406,6 +411,7 @@ public final class TunnelServer implements AutoCloseable {
     private TimeSource timeSource;
     private PrometheusRegistry registry;
     private KubernetesClient kubernetes;
+    private ByteBufAllocator receiveAllocator = ByteBufAllocator.DEFAULT;
 
     private Builder(TunnelServerConfig config) {
       this.config = Objects.requireNonNull(config, "config");
@@ -426,6 +432,12 @@ public final class TunnelServer implements AutoCloseable {
     /** Kubernetes API access for token reviews and leases; required only when those are on. */
     public Builder kubernetesClient(KubernetesClient k) {
       kubernetes = k;
+      return this;
+    }
+
+    /** Where messages received from agents are copied to (tests count what stays allocated); Netty's default pool. */
+    Builder receiveAllocator(ByteBufAllocator a) {
+      receiveAllocator = Objects.requireNonNull(a, "receiveAllocator");
       return this;
     }
 

@@ -33,16 +33,22 @@ final class ServerFixture implements AutoCloseable {
   }
 
   ServerFixture(UnaryOperator<TunnelServerConfig.Builder> customizer, TimeSource time, KubernetesClient kubernetes) {
+    this(customizer, b -> {
+      if (time != null) {
+        b.timeSource(time);
+      }
+      return b.kubernetesClient(kubernetes);
+    });
+  }
+
+  /** With {@code serverCustomizer} applied to the server's builder (collaborators such as allocators). */
+  ServerFixture(UnaryOperator<TunnelServerConfig.Builder> customizer, UnaryOperator<TunnelServer.Builder> serverCustomizer) {
     TunnelServerConfig config = customizer.apply(TunnelServerConfig.builder().ephemeralPorts().serverId("server-1")).build();
-    TunnelServer.Builder b = TunnelServer.builder(config).registry(registry).kubernetesClient(kubernetes);
-    if (time != null) {
-      b.timeSource(time);
-    }
-    server = b.build().start();
+    server = serverCustomizer.apply(TunnelServer.builder(config).registry(registry)).build().start();
   }
 
   ServerFixture(UnaryOperator<TunnelServerConfig.Builder> customizer) {
-    this(customizer, null);
+    this(customizer, (TimeSource) null);
   }
 
   ServerFixture() {
