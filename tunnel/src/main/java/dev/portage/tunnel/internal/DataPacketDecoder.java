@@ -26,7 +26,7 @@ final class DataPacketDecoder {
    * The readable bytes of {@code buf} as a DATA packet (without its payload) and its payload as a slice
    * of {@code buf} sharing its reference count, or null. Reads without moving {@code buf}'s indices.
    */
-  static ReceivedPacket decode(ByteBuf buf) {
+  static DirectPacket decode(ByteBuf buf) {
     Cursor c = new Cursor(buf, buf.readerIndex(), buf.writerIndex());
     long type = -1;
     long connectID = 0;
@@ -69,7 +69,7 @@ final class DataPacketDecoder {
         .setData(Data.newBuilder().setConnectID(connectID))
         .build();
     ByteBuf payload = payloadAt < 0 ? buf.slice(buf.readerIndex(), 0) : buf.slice(payloadAt, payloadEnd - payloadAt);
-    return new ReceivedPacket(packet, payload);
+    return new DirectPacket(packet, payload);
   }
 
   /** A read position in {@code [at, limit)} of a buffer; {@link #malformed} once a read ran past the limit. */

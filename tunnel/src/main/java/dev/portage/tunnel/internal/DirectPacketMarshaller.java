@@ -1,6 +1,5 @@
 package dev.portage.tunnel.internal;
 
-import com.google.protobuf.ByteString;
 import com.google.protobuf.ExtensionRegistryLite;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.portage.api.konnectivity.Packet;
@@ -19,13 +18,13 @@ import java.util.Objects;
  * Request marshaller of the tunnel server's agent link: copies each received message into a pooled
  * direct buffer of its exact size (no fresh, zeroed heap array per message) and decodes a DATA packet
  * with its payload left in that buffer ({@link DataPacketDecoder}), so a frontend can write it to a
- * socket without a heap → direct copy. The {@link ReceivedPacket}'s receiver owns the payload buffer. Serializing
+ * socket without a heap → direct copy. The {@link DirectPacket}'s receiver owns the payload buffer. Serializing
  * (responses) is {@link PacketMarshaller}'s. Same wire format. Thread-safe.
  *
  * <p>Safe with gRPC because {@code ServerCallImpl} calls {@code parse} and the listener's {@code
  * onMessage} back to back on one thread: a parsed packet is never dropped between the two.
  */
-public final class DirectPacketMarshaller implements MethodDescriptor.Marshaller<ReceivedPacket> {
+public final class DirectPacketMarshaller implements MethodDescriptor.Marshaller<DirectPacket> {
   private final ByteBufAllocator alloc;
 
   /** Buffers come from {@code alloc}, which should pool direct memory (Netty's default does). */
@@ -33,32 +32,36 @@ public final class DirectPacketMarshaller implements MethodDescriptor.Marshaller
     this.alloc = Objects.requireNonNull(alloc, "alloc");
   }
 
-  /** {@code method} with this marshaller for requests and {@link PacketMarshaller} for responses. */
-  public MethodDescriptor<ReceivedPacket, Packet> of(MethodDescriptor<Packet, Packet> method) {
+  /** {@code method} with this marshaller for requests and {@link PacketMarshaller} for responses (agent link). */
+  public MethodDescriptor<DirectPacket, Packet> forRequests(MethodDescriptor<Packet, Packet> method) {
     return method.toBuilder(this, PacketMarshaller.INSTANCE).build();
   }
 
-  @Override
-  public InputStream stream(ReceivedPacket value) {
-    Packet p = value.packet();
-    if (value.payload() != null) {
-      p = p.toBuilder().setData(p.getData().toBuilder().setData(ByteString.copyFrom(value.payload().nioBuffer()))).build();
-    }
-    return PacketMarshaller.INSTANCE.stream(p);
+  /** {@code method} with {@link PacketMarshaller} for requests and this marshaller for responses (gRPC frontend). */
+  public MethodDescriptor<Packet, DirectPacket> forResponses(MethodDescriptor<Packet, Packet> method) {
+    return method.toBuilder(PacketMarshaller.INSTANCE, this).build();
   }
 
   @Override
-  public ReceivedPacket parse(InputStream stream) {
+  public InputStream stream(DirectPacket value) {
+    if (value.payload() != null) {
+      return new DataPacketStream(value.packet().getData().getConnectID(), value.payload());
+    }
+    return PacketMarshaller.INSTANCE.stream(value.packet());
+  }
+
+  @Override
+  public DirectPacket parse(InputStream stream) {
     ByteBuf buf = null;
     try {
       buf = readFully(stream);
-      ReceivedPacket data = DataPacketDecoder.decode(buf);
+      DirectPacket data = DataPacketDecoder.decode(buf);
       if (data != null) {
         buf = null; // its payload slice owns it now
         return data;
       }
       // Not a plain DATA packet: protobuf, which copies (these packets are small and rare).
-      return new ReceivedPacket(Packet.parseFrom(buf.nioBuffer(), ExtensionRegistryLite.getEmptyRegistry()), null);
+      return new DirectPacket(Packet.parseFrom(buf.nioBuffer(), ExtensionRegistryLite.getEmptyRegistry()), null);
     } catch (InvalidProtocolBufferException e) {
       throw Status.INTERNAL.withDescription("Invalid protobuf byte sequence").withCause(e).asRuntimeException();
     } catch (IOException e) {

@@ -2,7 +2,7 @@ package dev.portage.tunnel.server;
 
 import dev.portage.api.konnectivity.Packet;
 import dev.portage.tunnel.internal.FlowControl;
-import dev.portage.tunnel.internal.ReceivedPacket;
+import dev.portage.tunnel.internal.DirectPacket;
 import dev.portage.tunnel.wire.AgentIdentifiers;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * {@link Backend} and feeds its packets to the {@link PacketRouter}. The receive path never blocks on a
  * frontend: it asks for the next message as soon as one is routed. Thread-safe.
  */
-final class AgentStreamHandler implements ServerCallHandler<ReceivedPacket, Packet> {
+final class AgentStreamHandler implements ServerCallHandler<DirectPacket, Packet> {
   private static final Logger log = LoggerFactory.getLogger(AgentStreamHandler.class);
 
   static final int STREAM_READY_THRESHOLD = 1 << 20;
@@ -53,7 +53,7 @@ final class AgentStreamHandler implements ServerCallHandler<ReceivedPacket, Pack
   }
 
   @Override
-  public ServerCall.Listener<ReceivedPacket> startCall(ServerCall<ReceivedPacket, Packet> call, Metadata headers) {
+  public ServerCall.Listener<DirectPacket> startCall(ServerCall<DirectPacket, Packet> call, Metadata headers) {
     String agentId;
     AgentIdentifiers identifiers;
     try {
@@ -148,18 +148,18 @@ final class AgentStreamHandler implements ServerCallHandler<ReceivedPacket, Pack
     }
   }
 
-  private final class Listener extends ServerCall.Listener<ReceivedPacket> {
-    private final ServerCall<ReceivedPacket, Packet> call;
+  private final class Listener extends ServerCall.Listener<DirectPacket> {
+    private final ServerCall<DirectPacket, Packet> call;
     private final Backend backend;
     private boolean gone;
 
-    Listener(ServerCall<ReceivedPacket, Packet> call, Backend backend) {
+    Listener(ServerCall<DirectPacket, Packet> call, Backend backend) {
       this.call = call;
       this.backend = backend;
     }
 
     @Override
-    public void onMessage(ReceivedPacket received) {
+    public void onMessage(DirectPacket received) {
       // gRPC parsed it on this thread just now; the router takes its payload buffer over.
       router.onAgentPacket(backend, received.packet(), received.payload());
       call.request(1);

@@ -1,9 +1,7 @@
 package dev.portage.tunnel.server;
 
 import com.google.protobuf.ByteString;
-import com.google.protobuf.UnsafeByteOperations;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 
 /**
  * One client-side connection (a gRPC {@code Proxy} stream or an HTTP {@code CONNECT} socket) as the
@@ -23,18 +21,9 @@ interface Frontend {
 
   /**
    * {@link #deliver(ByteString)} for a payload in a (direct) buffer the frontend takes over: it releases
-   * {@code payload} exactly once on every path (written, dropped, or thrown). This default copies it to
-   * the heap and releases it at once.
+   * {@code payload} exactly once on every path (written, dropped, or thrown); must not block.
    */
-  default void deliver(ByteBuf payload) {
-    byte[] bytes;
-    try {
-      bytes = ByteBufUtil.getBytes(payload);
-    } finally {
-      payload.release();
-    }
-    deliver(UnsafeByteOperations.unsafeWrap(bytes)); // the array is this payload's alone
-  }
+  void deliver(ByteBuf payload);
 
   /**
    * The agent granted {@code bytes} more send credit (Portage flow control, {@code PORTAGE_WINDOW_UPDATE});

@@ -11,11 +11,14 @@ import dev.portage.core.time.Ticker;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.Status;
+import dev.portage.tunnel.internal.DirectPacket;
 import dev.portage.tunnel.internal.FlowControl;
 import dev.portage.tunnel.internal.ReceiveCredit;
 import dev.portage.tunnel.internal.SendCredit;
 import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import io.netty.buffer.ByteBuf;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,7 +45,7 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
 
   private enum State { IDLE, PENDING, ESTABLISHED, CLOSED }
 
-  private final ServerCall<Packet, Packet> call;
+  private final ServerCall<Packet, DirectPacket> call;
   private final PacketRouter router;
   private final ServerMetrics metrics;
   private final Ticker ticker;
@@ -52,7 +55,7 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
   private SendCredit sendCredit;
   private ReceiveCredit receiveCredit;
   private boolean creditPaused;
-  private final ArrayDeque<Packet> outbound = new ArrayDeque<>();
+  private final ArrayDeque<DirectPacket> outbound = new ArrayDeque<>();
   private State state = State.IDLE;
   private long random;
   private Backend backend;
@@ -62,7 +65,7 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
   private boolean headersSent;
 
   GrpcFrontend(
-      ServerCall<Packet, Packet> call, PacketRouter router, ServerMetrics metrics, Ticker ticker,
+      ServerCall<Packet, DirectPacket> call, PacketRouter router, ServerMetrics metrics, Ticker ticker,
       Executor executor, long queueBytes, int queuePackets) {
     this.call = call;
     this.router = router;
@@ -143,25 +146,49 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
 
   @Override
   public void deliver(ByteString data) {
+    enqueue(data.size(), data, null);
+  }
+
+  /** Queues the payload as it is; it is released once gRPC framed it, or when it is dropped. */
+  @Override
+  public void deliver(ByteBuf payload) {
+    enqueue(payload.readableBytes(), null, payload);
+  }
+
+  /** Queues DATA for the client, from {@code data} or (taken over) {@code payload}. */
+  private void enqueue(int size, ByteString data, ByteBuf payload) {
     ReceiveBudget budget = this.budget;
-    if (!budget.tryReserve(data.size())) {
+    if (!budget.tryReserve(size)) {
+      release(payload);
       if (budget.overflowed()) {
         serial.execute(this::overflowed);
       }
       return;
     }
     metrics.queued(budget.queuedBytes());
-    serial.execute(() -> {
-      if (state != State.ESTABLISHED) {
-        budget.release(data.size());
-        return;
-      }
-      outbound.add(Packet.newBuilder()
-          .setType(PacketType.DATA)
-          .setData(Data.newBuilder().setConnectID(connectID).setData(data))
-          .build());
-      flush();
-    });
+    try {
+      serial.execute(() -> {
+        if (state != State.ESTABLISHED) {
+          budget.release(size);
+          release(payload);
+          return;
+        }
+        outbound.add(payload != null ? DirectPacket.data(connectID, payload) : new DirectPacket(Packet.newBuilder()
+            .setType(PacketType.DATA)
+            .setData(Data.newBuilder().setConnectID(connectID).setData(data))
+            .build(), null));
+        flush();
+      });
+    } catch (RejectedExecutionException shutDown) {
+      budget.release(size);
+      release(payload);
+    }
+  }
+
+  private static void release(ByteBuf payload) {
+    if (payload != null) {
+      payload.release();
+    }
   }
 
   @Override
@@ -193,7 +220,7 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
         rsp.setError(error);
       }
       // Queued DATA goes first; the stream ends once the CLOSE_RSP is out.
-      outbound.add(Packet.newBuilder().setType(PacketType.CLOSE_RSP).setCloseResponse(rsp).build());
+      outbound.add(new DirectPacket(Packet.newBuilder().setType(PacketType.CLOSE_RSP).setCloseResponse(rsp).build(), null));
       finishAfterFlush = true;
       flush();
     });
@@ -293,7 +320,7 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
     log.warn("flow control violated, closing this connection: {}", why);
     metrics.flowControlError();
     router.closeFromFrontend(backend, connectID, this);
-    outbound.clear();
+    dropQueued();
     send(closeResponse(connectID, "flow control violated: " + why));
     finish(Status.OK);
   }
@@ -320,17 +347,17 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
         backend.agentId(), connectID, budget.queuedBytes());
     metrics.receiveQueueOverflow(ServerMetrics.PROXY);
     router.closeFromFrontend(backend, connectID, this);
-    outbound.clear();
+    dropQueued();
     send(closeResponse(connectID, "receive queue overflow: the client reads too slowly"));
     finish(Status.OK);
   }
 
   private void flush() {
     while (state != State.CLOSED && !outbound.isEmpty() && call.isReady()) {
-      Packet p = outbound.poll();
+      DirectPacket p = outbound.poll();
+      int size = p.dataSize();
       send(p);
-      if (p.getType() == PacketType.DATA) {
-        int size = p.getData().getData().size();
+      if (p.packet().getType() == PacketType.DATA) {
         budget.release(size);
         long grant = receiveCredit == null ? 0 : receiveCredit.written(size);
         if (grant > 0) {
@@ -349,6 +376,20 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
   }
 
   private void send(Packet p) {
+    send(new DirectPacket(p, null));
+  }
+
+  /** Sends {@code d} and releases its payload (gRPC has framed it when sendMessage returns). */
+  private void send(DirectPacket d) {
+    try {
+      sendUnreleased(d);
+    } finally {
+      d.release();
+    }
+  }
+
+  private void sendUnreleased(DirectPacket d) {
+    Packet p = d.packet();
     if (state == State.CLOSED) {
       return;
     }
@@ -361,7 +402,7 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
         headersSent = true;
         call.sendHeaders(new Metadata());
       }
-      call.sendMessage(p);
+      call.sendMessage(d);
     } catch (RuntimeException e) {
       metrics.streamError(ServerMetrics.TO_CLIENT, Status.fromThrowable(e).getCode(), p.getType());
       log.debug("Proxy stream: send {} failed", p.getType(), e);
@@ -371,17 +412,23 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
     metrics.packet(ServerMetrics.TO_CLIENT, p.getType());
   }
 
+  /** Drops what waits for the client: frees its budget and releases its payloads. */
+  private void dropQueued() {
+    for (DirectPacket p; (p = outbound.poll()) != null; ) {
+      if (p.packet().getType() == PacketType.DATA) {
+        budget.release(p.dataSize());
+      }
+      p.release();
+    }
+  }
+
   /** Ends the stream once; a null status means the client already cancelled it. */
   private void finish(Status status) {
     if (state == State.CLOSED) {
       return;
     }
     state = State.CLOSED;
-    for (Packet p; (p = outbound.poll()) != null; ) {
-      if (p.getType() == PacketType.DATA) {
-        budget.release(p.getData().getData().size());
-      }
-    }
+    dropQueued();
     if (backlogged) {
       backlogged = false;
       metrics.fullReceiveChannel(ServerMetrics.PROXY, -1);

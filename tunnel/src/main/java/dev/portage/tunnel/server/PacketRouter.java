@@ -142,7 +142,7 @@ final class PacketRouter {
 
   /**
    * Routes {@code p}; a DATA packet's payload is {@code payload} when that is non-null (then the packet's
-   * own data field is empty, see {@link dev.portage.tunnel.internal.ReceivedPacket}). Takes {@code payload}
+   * own data field is empty, see {@link dev.portage.tunnel.internal.DirectPacket}). Takes {@code payload}
    * over: a frontend gets it, or it is released before this returns (also when routing throws).
    */
   void onAgentPacket(Backend backend, Packet p, ByteBuf payload) {

@@ -68,7 +68,7 @@ public final class TunnelServer implements AutoCloseable {
   private final ScheduledExecutorService ownedScheduler;
   private final PrometheusRegistry registry;
   private final KubernetesClient kubernetes;
-  private final ByteBufAllocator receiveAllocator;
+  private final DirectPacketMarshaller directMarshaller;
   private final ServerMetrics metrics;
   private final PacketRouter router;
   private final ExecutorService executor;
@@ -85,7 +85,7 @@ public final class TunnelServer implements AutoCloseable {
 
   private TunnelServer(Builder b) {
     this.config = b.config;
-    this.receiveAllocator = b.receiveAllocator;
+    this.directMarshaller = new DirectPacketMarshaller(b.receiveAllocator);
     if (b.timeSource == null) {
       // Header and dial timeouts are cancelled on almost every connection; this timer drops them.
       ownedScheduler = TimeSource.newTimer("portage-server-timer");
@@ -161,7 +161,7 @@ public final class TunnelServer implements AutoCloseable {
     // DirectPacketMarshaller: same wire format; a received DATA payload lives in a pooled direct buffer
     // (no fresh zeroed array per packet) that HTTP CONNECT frontends write to their socket as is.
     ServerServiceDefinition service = ServerServiceDefinition.builder(AgentServiceGrpc.SERVICE_NAME)
-        .addMethod(new DirectPacketMarshaller(receiveAllocator).of(AgentServiceGrpc.getConnectMethod()), handler)
+        .addMethod(directMarshaller.forRequests(AgentServiceGrpc.getConnectMethod()), handler)
         .build();
     NettyServerBuilder nb = NettyServerBuilder.forAddress(inet(config.agentBindAddress(), config.agentPort()))
         .addService(service)
@@ -193,7 +193,8 @@ public final class TunnelServer implements AutoCloseable {
     ProxyStreamHandler handler = new ProxyStreamHandler(
         router, metrics, time.ticker(), executor, config.connectionQueueBytes(), config.xfrChannelSize());
     ServerServiceDefinition service = ServerServiceDefinition.builder(ProxyServiceGrpc.SERVICE_NAME)
-        .addMethod(PacketMarshaller.of(ProxyServiceGrpc.getProxyMethod()), handler)
+        // Responses: queued DATA payloads stay in the agent link's receive buffers until gRPC frames them.
+        .addMethod(directMarshaller.forResponses(ProxyServiceGrpc.getProxyMethod()), handler)
         .build();
     NettyServerBuilder nb;
     if (udsName != null) {

@@ -28,7 +28,7 @@ class DataPacketDecoderTest {
   private static void decoded(byte[] wire, Consumer<Packet> check) {
     ByteBuf buf = Unpooled.directBuffer(wire.length).writeBytes(wire);
     try {
-      ReceivedPacket r = DataPacketDecoder.decode(buf);
+      DirectPacket r = DataPacketDecoder.decode(buf);
       if (r == null) {
         check.accept(null);
         return;

@@ -9,6 +9,7 @@ import dev.portage.api.konnectivity.Data;
 import dev.portage.api.konnectivity.DialResponse;
 import dev.portage.api.konnectivity.Packet;
 import dev.portage.api.konnectivity.PacketType;
+import dev.portage.api.konnectivity.ProxyServiceGrpc;
 import io.grpc.HasByteBuffer;
 import io.grpc.KnownLength;
 import io.grpc.MethodDescriptor;
@@ -56,7 +57,7 @@ class DirectPacketMarshallerTest {
     byte[] payload = payload(256 * 1024, 2);
     Packet p = data(payload);
 
-    ReceivedPacket back = marshaller.parse(PacketMarshaller.INSTANCE.stream(p)); // KnownLength, like gRPC's
+    DirectPacket back = marshaller.parse(PacketMarshaller.INSTANCE.stream(p)); // KnownLength, like gRPC's
 
     assertThat(back.packet().getType()).isEqualTo(PacketType.DATA);
     assertThat(back.packet().getData().getConnectID()).isEqualTo(42);
@@ -72,19 +73,19 @@ class DirectPacketMarshallerTest {
   @Test
   void streamsTheSameBytesProtobufWritesForEitherShape() throws Exception {
     Packet p = data(payload(300 * 1024, 1));
-    ReceivedPacket direct = marshaller.parse(PacketMarshaller.INSTANCE.stream(p));
+    DirectPacket direct = marshaller.parse(PacketMarshaller.INSTANCE.stream(p));
     try {
       assertThat(wire(marshaller.stream(direct))).isEqualTo(p.toByteArray());
     } finally {
       direct.payload().release();
     }
-    assertThat(wire(marshaller.stream(new ReceivedPacket(p, null)))).isEqualTo(p.toByteArray());
+    assertThat(wire(marshaller.stream(new DirectPacket(p, null)))).isEqualTo(p.toByteArray());
   }
 
   @Test
   void aPlainStreamWithoutKnownLengthIsReadToItsEnd() {
     Packet p = data(payload(1000, 3));
-    ReceivedPacket back = marshaller.parse(new ByteArrayInputStream(p.toByteArray()));
+    DirectPacket back = marshaller.parse(new ByteArrayInputStream(p.toByteArray()));
     assertThat(ByteBufUtil.getBytes(back.payload())).isEqualTo(p.getData().getData().toByteArray());
     back.payload().release();
   }
@@ -94,7 +95,7 @@ class DirectPacketMarshallerTest {
     byte[] payload = payload(200 * 1024, 3);
     Packet p = data(payload);
 
-    ReceivedPacket back = marshaller.parse(new FramedStream(p.toByteArray(), 64 * 1024 + 7));
+    DirectPacket back = marshaller.parse(new FramedStream(p.toByteArray(), 64 * 1024 + 7));
 
     assertThat(back.packet().getData().getConnectID()).isEqualTo(42);
     assertThat(ByteBufUtil.getBytes(back.payload())).isEqualTo(payload);
@@ -109,7 +110,7 @@ class DirectPacketMarshallerTest {
         .setData(Data.newBuilder().setConnectID(1).setError("eof").setData(ByteString.copyFromUtf8("x"))).build();
 
     for (Packet each : new Packet[] {p, withError}) {
-      ReceivedPacket back = marshaller.parse(new FramedStream(each.toByteArray(), 5));
+      DirectPacket back = marshaller.parse(new FramedStream(each.toByteArray(), 5));
       assertThat(back.packet()).isEqualTo(each);
       assertThat(back.payload()).isNull();
       assertThat(alloc.metric().usedDirectMemory()).isZero();
@@ -146,12 +147,41 @@ class DirectPacketMarshallerTest {
   }
 
   @Test
-  void requestsUseThisMarshallerAndResponsesPacketMarshallerUnderTheSameMethod() {
-    MethodDescriptor<ReceivedPacket, Packet> m = marshaller.of(AgentServiceGrpc.getConnectMethod());
-    assertThat(m.getFullMethodName()).isEqualTo("AgentService/Connect");
-    assertThat(m.getType()).isEqualTo(MethodDescriptor.MethodType.BIDI_STREAMING);
-    assertThat(m.getRequestMarshaller()).isSameAs(marshaller);
-    assertThat(m.getResponseMarshaller()).isSameAs(PacketMarshaller.INSTANCE);
+  void keepsTheMethodsNameAndTypeWithThisMarshallerOnTheChosenSide() {
+    MethodDescriptor<DirectPacket, Packet> agent = marshaller.forRequests(AgentServiceGrpc.getConnectMethod());
+    assertThat(agent.getFullMethodName()).isEqualTo("AgentService/Connect");
+    assertThat(agent.getType()).isEqualTo(MethodDescriptor.MethodType.BIDI_STREAMING);
+    assertThat(agent.getRequestMarshaller()).isSameAs(marshaller);
+    assertThat(agent.getResponseMarshaller()).isSameAs(PacketMarshaller.INSTANCE);
+    MethodDescriptor<Packet, DirectPacket> proxy = marshaller.forResponses(ProxyServiceGrpc.getProxyMethod());
+    assertThat(proxy.getFullMethodName()).isEqualTo("ProxyService/Proxy");
+    assertThat(proxy.getRequestMarshaller()).isSameAs(PacketMarshaller.INSTANCE);
+    assertThat(proxy.getResponseMarshaller()).isSameAs(marshaller);
+  }
+
+  @Test
+  void aPayloadBufferIsWrittenAsProtobufWouldWriteThePacketAndLeftToItsOwner() throws Exception {
+    for (long connectID : new long[] {0, 1, 300, -5, Long.MAX_VALUE}) {
+      for (int size : new int[] {0, 1, 127, 128, 70_000}) {
+        byte[] payload = payload(size, size);
+        Packet p = Packet.newBuilder().setType(PacketType.DATA)
+            .setData(Data.newBuilder().setConnectID(connectID).setData(ByteString.copyFrom(payload))).build();
+        io.netty.buffer.ByteBuf buf = alloc.directBuffer(size + 3).writeZero(3).writeBytes(payload).skipBytes(3);
+        try {
+          DirectPacket d = DirectPacket.data(connectID, buf);
+          InputStream in = marshaller.stream(d);
+          assertThat(in.available()).isEqualTo(p.getSerializedSize());
+          java.io.ByteArrayOutputStream drained = new java.io.ByteArrayOutputStream();
+          assertThat(((io.grpc.Drainable) in).drainTo(drained)).isEqualTo(p.getSerializedSize());
+          assertThat(drained.toByteArray()).as("connectID %d, %d bytes", connectID, size).isEqualTo(p.toByteArray());
+          assertThat(wire(marshaller.stream(d))).isEqualTo(p.toByteArray()); // read() path
+          assertThat(buf.refCnt()).isEqualTo(1);
+          assertThat(buf.readableBytes()).isEqualTo(size);
+        } finally {
+          buf.release();
+        }
+      }
+    }
   }
 
   /**

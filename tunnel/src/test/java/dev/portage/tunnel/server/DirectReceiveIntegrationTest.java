@@ -154,22 +154,49 @@ class DirectReceiveIntegrationTest {
     awaitAllFreed();
   }
 
-  @Test
-  void theGrpcFrontendGetsItsOwnCopyAndTheReceivedBufferIsFreedAtOnce() {
-    start(FrontendMode.GRPC);
-    TestStream agent = fx.agent("agent-a", null);
-    TestStream f = fx.frontend();
+  /** A Proxy stream through {@code agent} established as connectID 7. */
+  private TestStream grpcTunnel(TestStream agent, boolean autoRequest) {
+    TestStream f = fx.track(TestStream.frontend(fx.frontendChannel(), autoRequest));
+    if (!autoRequest) {
+      f.request(1);
+    }
     f.send(Packets.dialReq("10.0.0.5:443", 1));
     agent.nextPacket(PacketType.DIAL_REQ);
     agent.send(Packets.dialRsp(1, 7));
     f.nextPacket(PacketType.DIAL_RSP);
+    return f;
+  }
+
+  @Test
+  void theGrpcFrontendFramesQueuedPayloadsIntactAndFreesThem() {
+    start(FrontendMode.GRPC);
+    TestStream agent = fx.agent("agent-a", null);
+    TestStream f = grpcTunnel(agent, true);
 
     byte[] down = random(150_000, 6);
     agent.send(Packets.data(7, down));
     agent.send(Packets.data(99, down)); // unknown: dropped
 
-    assertThat(f.nextPacket(PacketType.DATA).getData().getData().toByteArray()).isEqualTo(down);
+    Packet got = f.nextPacket(PacketType.DATA);
+    assertThat(got.getData().getConnectID()).isEqualTo(7);
+    assertThat(got.getData().getData().toByteArray()).isEqualTo(down);
     await().atMost(Duration.ofSeconds(10)).until(() -> dataFromAgent() == 2);
+    awaitAllFreed();
+  }
+
+  @Test
+  void payloadsQueuedForAGrpcClientThatStopsReadingAreFreedWhenItCancels() {
+    start(FrontendMode.GRPC);
+    TestStream agent = fx.agent("agent-a", null);
+    TestStream f = grpcTunnel(agent, false); // requested one message: the DIAL_RSP
+
+    for (int i = 0; i < 12; i++) {
+      agent.send(Packets.data(7, random(256 * 1024, 60 + i)));
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> dataFromAgent() == 12);
+    f.cancel();
+
+    fx.awaitMapsEmpty();
     awaitAllFreed();
   }
 }
