@@ -10,6 +10,8 @@
 # Proxy stream per dial, built here with Debian's Go and grpc-go 1.33 (apt-get install golang-go
 # golang-google-grpc-dev golang-google-protobuf-dev); grpc1 and grpcgo are not in the default set)
 # --go-cpuprofile FILE (a Go CPU profile of the grpcgo client's whole run, for `go tool pprof`)
+# --go-heap-mib N (default 0: the grpcgo client keeps N MiB live, so its GC runs per byte as rarely as in a process with a
+# real heap such as kube-apiserver; with an empty heap Go collects every ~4 MiB received)
 # --queue-mib N (server per-connection queue; default 4)
 # --grpc-window BYTES (the gRPC clients' HTTP/2 window; 0 = the library's default, default: grpc-java 1 MiB,
 # grpc-go 64 KiB, both with BDP auto-tuning)

@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -46,11 +47,17 @@ func runBench(args []string) int {
 	serve := fs.Bool("serve", false, "then run commands from stdin until EOF: 'stream BYTES STREAMS', 'dials N'")
 	window := fs.Int("window", 0, "HTTP/2 stream and connection window in bytes (0: grpc-go's default, 64 KiB with BDP estimation)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	heapMiB := fs.Int("heap-mib", 0, "keep this many MiB live (never touched), so the GC paces like a process with that heap, e.g. kube-apiserver")
 	fs.Parse(args)
-	if *address == "" || *total < 0 || *streams < 1 || *dials < 0 || *window < 0 {
-		logf("bench: -address is required; -bytes, -dials, -window >= 0; -streams >= 1")
+	if *address == "" || *total < 0 || *streams < 1 || *dials < 0 || *window < 0 || *heapMiB < 0 {
+		logf("bench: -address is required; -bytes, -dials, -window, -heap-mib >= 0; -streams >= 1")
 		return 64
 	}
+	// The GC's next target is twice the live heap (GOGC=100): with an otherwise empty heap it runs every
+	// ~4 MiB received; in kube-apiserver, with hundreds of MiB live, far more rarely. The ballast's pages
+	// are never written, so it costs address space, not memory.
+	ballast := make([]byte, *heapMiB<<20)
+	defer runtime.KeepAlive(ballast)
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {

@@ -33,11 +33,15 @@ final class GoClient implements AutoCloseable {
   /**
    * Starts {@code binary bench -serve} against the gRPC frontend on {@code proxyPort}, dialing
    * {@code target}; {@code window} > 0 fixes the HTTP/2 windows (0: grpc-go's default, BDP estimation);
-   * {@code cpuProfile}, if not null, receives a Go CPU profile of the process's whole life.
+   * {@code heapMiB} > 0 keeps that much heap live so Go's GC paces like a process with a real heap
+   * (kube-apiserver's is hundreds of MiB); {@code cpuProfile}, if not null, receives a Go CPU profile of
+   * the process's whole life.
    */
-  GoClient(Path binary, int proxyPort, String target, int window, Path cpuProfile, Path logDir) throws IOException {
+  GoClient(Path binary, int proxyPort, String target, int window, int heapMiB, Path cpuProfile, Path logDir)
+      throws IOException {
     List<String> cmd = new ArrayList<>(List.of(binary.toString(), "bench", "-serve",
-        "-proxy", "127.0.0.1:" + proxyPort, "-address", target, "-window", Integer.toString(window)));
+        "-proxy", "127.0.0.1:" + proxyPort, "-address", target, "-window", Integer.toString(window),
+        "-heap-mib", Integer.toString(heapMiB)));
     if (cpuProfile != null) {
       cmd.addAll(List.of("-cpuprofile", cpuProfile.toString()));
     }

@@ -32,12 +32,14 @@ import org.slf4j.LoggerFactory;
  *     [--sshd-port P --ssh-key FILE [--ssh-user U]] [--bytes MiB] [--dials N] [--idle N] [--logs DIR]
  *     [--routes direct,connect,grpc,grpc1,ssh] [--queue-mib N] [--warmup-mib N] [--jit-rounds N]
  *     [--warmup-dials N] [--sshd-pid PID] [--grpc-window BYTES] [--go-client BINARY] [--go-cpuprofile FILE]
+ *     [--go-heap-mib N]
  * </pre>
  *
  * <p>Route {@code grpcgo} (not in the default set) is the gRPC frontend with a grpc-go client, as
  * kube-apiserver's konnectivity client is: the {@code --go-client} binary ({@code e2e/konnectivity-go},
  * built by the script) in its own process, one connection, a Proxy stream per dial ({@link GoClient}).
- * It uses the gRPC route's server and agent; its client CPU is the Go process's.
+ * It uses the gRPC route's server and agent; its client CPU is the Go process's. {@code --go-heap-mib}
+ * gives the Go process that much live heap, so its GC runs as rarely per byte as in kube-apiserver.
  *
  * <p>Each route is warmed up first ({@code --warmup-mib}, default 1024: that many MiB on one stream,
  * half of it over 32 streams, 300 dials). The relay JVMs' JIT compilers otherwise take 25-65 % of a
@@ -122,7 +124,8 @@ public final class TunnelBenchmark {
           throw new IllegalArgumentException("--routes grpcgo needs --go-client BINARY (bench/tunnel-bench.sh builds it)");
         }
         String profile = opt.get("go-cpuprofile");
-        goClient = track(closeables, new GoClient(Path.of(binary), grpcPort, target, grpcWindow,
+        int heapMiB = Integer.parseInt(opt.getOrDefault("go-heap-mib", "0"));
+        goClient = track(closeables, new GoClient(Path.of(binary), grpcPort, target, grpcWindow, heapMiB,
             profile == null ? null : Path.of(profile), logs));
       }
 
