@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CPU profile of the tunnel relays (server and agent JVMs; ROUTE=connect, the default, or ROUTE=grpc) during a warm single-stream download
+# CPU profile of the tunnel relays (server and agent JVMs; ROUTE=connect, the default, ROUTE=grpc, or ROUTE=grpcgo:
+# the gRPC frontend with the grpc-go client) during a warm single-stream download
 # (see docs/benchmarks-tunnel.md, run 12 finding 8). Runs bench/tunnel-bench.sh on the connect route
 # with a 4 GiB measured stream, waits until the harness reports a JIT settle round under 0.25 CPU-s,
 # then `perf record -g` of both relays for SECONDS_TO_RECORD (default 5). Java frames come from the perf maps the
@@ -13,8 +14,8 @@ out=${1:-/tmp/tunnel-perf}
 route=${ROUTE:-connect}
 case $route in
   connect) mode=http-connect; pick="head -1" ;;   # the connect route's agent starts first
-  grpc) mode=grpc; pick="tail -1" ;;
-  *) echo "tunnel-perf: ROUTE must be connect or grpc" >&2; exit 64 ;;
+  grpc|grpcgo) mode=grpc; pick="tail -1" ;;
+  *) echo "tunnel-perf: ROUTE must be connect, grpc or grpcgo" >&2; exit 64 ;;
 esac
 command -v perf >/dev/null || { echo "tunnel-perf: perf not found (Debian: apt-get install linux-perf)" >&2; exit 1; }
 TUNNEL_BENCH_CHILD_OPTS="-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit ${TUNNEL_BENCH_CHILD_OPTS:-}" \
