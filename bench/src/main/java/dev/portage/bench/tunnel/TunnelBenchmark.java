@@ -119,6 +119,11 @@ public final class TunnelBenchmark {
 
       GoClient goClient = null;
       if (only.contains("grpcgo")) {
+        // The server registers a client connection on its agent stream's loop only once the agent is
+        // connected (AgentAffinityGroup). The agent JVM says "ready" before that: a grpc-go connection made
+        // now landed on the other loop, and every packet crossed threads inside the server (0.5 CPU-s/GiB
+        // more than the grpc-java route, whose channel connects later). Dial once through the agent first.
+        awaitUsable(Route.grpc("gRPC agent", channel, grpcThread, target));
         String binary = opt.get("go-client");
         if (binary == null) {
           throw new IllegalArgumentException("--routes grpcgo needs --go-client BINARY (bench/tunnel-bench.sh builds it)");
