@@ -117,13 +117,14 @@ public final class TunnelBenchmark {
       ManagedChannel channel = grpcChannels.get();
       closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
 
+      // The server registers a client connection on its agent stream's loop only once the agent is connected
+      // (AgentAffinityGroup); the agent JVM says "ready" before that. A client connection made earlier lands
+      // on the other loop and every packet crosses threads inside the server: +0.6 CPU-s/GiB on the server
+      // and twice the context switches per dial (docs/notes/s13-grpcgo-route.md, run 9). So a throwaway
+      // channel dials until the agent is there, before the shared channel or the grpc-go client connects.
+      awaitUsable(Route.grpcSingleUse("gRPC agent", grpcChannels, grpcThread, target));
       GoClient goClient = null;
       if (only.contains("grpcgo")) {
-        // The server registers a client connection on its agent stream's loop only once the agent is
-        // connected (AgentAffinityGroup). The agent JVM says "ready" before that: a grpc-go connection made
-        // now landed on the other loop, and every packet crossed threads inside the server (0.5 CPU-s/GiB
-        // more than the grpc-java route, whose channel connects later). Dial once through the agent first.
-        awaitUsable(Route.grpc("gRPC agent", channel, grpcThread, target));
         String binary = opt.get("go-client");
         if (binary == null) {
           throw new IllegalArgumentException("--routes grpcgo needs --go-client BINARY (bench/tunnel-bench.sh builds it)");
