@@ -4,9 +4,17 @@
 # sshd on a high loopback port (generated host key, one authorized key, all in a temp dir), runs
 # dev.portage.bench.tunnel.TunnelBenchmark and prints its Markdown report on stdout.
 # Extra arguments go to the harness: --bytes MiB (1024) --dials N (2000) --idle N (10000)
-# --routes direct,connect,grpc,grpc1,ssh (grpc: Proxy streams on one shared channel; grpc1: a new channel per
-# connection, as upstream's konnectivity-client does; not in the default set) --queue-mib N (server per-connection queue; default 4)
-# --grpc-window BYTES (the gRPC client's HTTP/2 window; 0 = grpc-java's default: 1 MiB with BDP auto-tuning, default)
+# --routes direct,connect,grpc,grpc1,grpcgo,ssh (grpc: Proxy streams on one shared channel; grpc1: a new channel per
+# connection, as upstream's konnectivity-client does; grpcgo: the gRPC frontend with a grpc-go client, the library
+# kube-apiserver's konnectivity client uses: `e2e/konnectivity-go bench -serve` in its own process, one connection, a
+# Proxy stream per dial, built here with Debian's Go and grpc-go 1.33 (apt-get install golang-go
+# golang-google-grpc-dev golang-google-protobuf-dev); grpc1 and grpcgo are not in the default set)
+# --go-cpuprofile FILE (a Go CPU profile of the grpcgo client's whole run, for `go tool pprof`)
+# --go-heap-mib N (default 0: the grpcgo client keeps N MiB live, so its GC runs per byte as rarely as in a process with a
+# real heap such as kube-apiserver; with an empty heap Go collects every ~4 MiB received)
+# --queue-mib N (server per-connection queue; default 4)
+# --grpc-window BYTES (the gRPC clients' HTTP/2 window; 0 = the library's default, default: grpc-java 1 MiB,
+# grpc-go 64 KiB, both with BDP auto-tuning)
 # --warmup-mib N (1024: per-route warm-up before measuring, so the JIT is done compiling)
 # --jit-rounds N (8: at most this many extra warm-up rounds until the relays' JIT goes quiet; 0 = off).
 # --warmup-dials N (20000 per route, interleaved, before the measured dials: with 3000 the relays' JIT was still
@@ -38,6 +46,27 @@ java=$(find_java)
 if [[ ! -f $jar ]] || [[ -n $(find "$root"/{core,api,tunnel,bench}/src "$root/bench/pom.xml" -newer "$jar" -type f -print -quit) ]]; then
   echo "tunnel-bench: building $jar" >&2
   (cd "$root" && mvn -B -q -pl bench -am package -DskipTests) >&2
+fi
+
+# Route grpcgo: build the grpc-go client as GoPeer (tunnel's interop tests) does, from Debian's GOPATH sources, offline.
+go_args=()
+routes=
+prev=
+for a in "$@"; do
+  [[ $prev == --routes ]] && routes=$a
+  prev=$a
+done
+if [[ ,$routes, == *,grpcgo,* ]]; then
+  gopath=/usr/share/gocode
+  go=$(command -v go || echo /usr/lib/go/bin/go)
+  [[ -x $go && -d $gopath/src/google.golang.org/grpc && -d $gopath/src/google.golang.org/protobuf ]] \
+    || die "route grpcgo needs Go and Debian's grpc-go sources in $gopath (apt-get install golang-go golang-google-grpc-dev golang-google-protobuf-dev)"
+  gobin="$root/bench/target/konnectivity-go/konnectivity-go"
+  mkdir -p "$(dirname "$gobin")"
+  (cd "$root/e2e/konnectivity-go" && GO111MODULE=off GOPATH=$gopath GOFLAGS= \
+    GOCACHE=${GOCACHE:-$root/bench/target/konnectivity-go/cache} "$go" build -o "$gobin" .) >&2 \
+    || die "go build of e2e/konnectivity-go failed"
+  go_args=(--go-client "$gobin")
 fi
 
 tmp=$(mktemp -d /tmp/tunnel-bench.XXXXXX)
@@ -80,4 +109,4 @@ for _ in $(seq 100); do
 done
 
 "$java" -Xmx2g --enable-native-access=ALL-UNNAMED -cp "$jar" dev.portage.bench.tunnel.TunnelBenchmark \
-  --sshd-port "$port" --ssh-key "$tmp/client_key" --ssh-user "$(id -un)" --sshd-pid "$sshd_pid" --logs "$tmp/logs" "$@"
+  --sshd-port "$port" --ssh-key "$tmp/client_key" --ssh-user "$(id -un)" --sshd-pid "$sshd_pid" --logs "$tmp/logs" "${go_args[@]}" "$@"

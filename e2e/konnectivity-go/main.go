@@ -4,6 +4,7 @@
 //
 //	agent  -server HOST:PORT -agent-id ID [-agent-identifiers Q]   like upstream proxy-agent
 //	client -proxy HOST:PORT -address HOST:PORT [-expect-bytes N]    like upstream's gRPC test client
+//	bench  -proxy HOST:PORT -address HOST:PORT [-bytes N] [-dials N] [-serve]   bench/tunnel-bench.sh's grpcgo route
 //	server [-agent-port P] [-proxy-port P] [-server-id ID]          like upstream proxy-server (http-connect)
 //
 // Machine-readable events go to stdout, one per line; diagnostics go to stderr.
@@ -23,6 +24,8 @@ func main() {
 	switch os.Args[1] {
 	case "agent":
 		code = runAgent(os.Args[2:])
+	case "bench":
+		code = runBench(os.Args[2:])
 	case "client":
 		code = runClient(os.Args[2:])
 	case "server":
@@ -34,7 +37,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: konnectivity-go agent|client|server [flags]")
+	fmt.Fprintln(os.Stderr, "usage: konnectivity-go agent|bench|client|server [flags]")
 	os.Exit(64)
 }
 

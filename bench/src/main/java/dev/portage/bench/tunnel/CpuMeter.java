@@ -5,7 +5,8 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * CPU time of the harness (the client) and of some child JVMs across one measurement, reported as
+ * CPU time of the client (the harness, or the grpc-go client process) and of some child JVMs across
+ * one measurement, reported as
  * CPU-seconds per GiB moved, with the share of the relays' JIT compiler threads (a relay still
  * compiling measures warm-up, not the data path). Created just before the measurement; used from the
  * harness's main thread.
@@ -15,16 +16,19 @@ final class CpuMeter {
   private static final String[] ORDER = {"server", "agent", "backend"};
 
   private final Map<String, ChildJvm> jvms;
+  private final long clientPid;
   private final Map<String, Double> before = new LinkedHashMap<>();
   private final double clientBefore;
   private final double jitBefore;
 
-  CpuMeter(Map<String, ChildJvm> jvms) {
+  /** {@code clientPid}: the client's process (the harness, or the grpc-go client). */
+  CpuMeter(long clientPid, Map<String, ChildJvm> jvms) {
+    this.clientPid = clientPid;
     this.jvms = jvms;
     for (Map.Entry<String, ChildJvm> e : jvms.entrySet()) {
       before.put(e.getKey(), e.getValue().cpuSeconds());
     }
-    clientBefore = ChildJvm.cpuSeconds(ProcessHandle.current().pid());
+    clientBefore = ChildJvm.cpuSeconds(clientPid);
     jitBefore = relayJit();
   }
 
@@ -40,7 +44,7 @@ final class CpuMeter {
   /** Per-JVM CPU-seconds per GiB since construction, as table cells under {@link #HEADER}; "–" if absent. */
   String perGib(long bytes) {
     double gib = bytes / (double) (1L << 30);
-    double client = (ChildJvm.cpuSeconds(ProcessHandle.current().pid()) - clientBefore) / gib;
+    double client = (ChildJvm.cpuSeconds(clientPid) - clientBefore) / gib;
     StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%.2f", client));
     double sum = client;
     for (String name : ORDER) {

@@ -54,7 +54,7 @@ final class DialRounds {
         Route r = routes.get((b + i) % routes.size());
         List<Long> pids = processes.getOrDefault(r, List::of).get();
         ProcCounters before = ProcCounters.of(pids);
-        long[] block = Workloads.dialLatencies(r, per);
+        long[] block = r.dialLatencies(per);
         counters.put(r, counters.get(r).plus(ProcCounters.of(pids).minus(before)));
         System.arraycopy(block, 0, lat.get(r), b * per, per);
       }

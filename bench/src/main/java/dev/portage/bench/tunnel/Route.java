@@ -13,6 +13,19 @@ interface Route {
 
   Conn open() throws IOException;
 
+  /**
+   * Streams {@code totalBytes} from the backend, split over {@code streams} parallel connections;
+   * returns bits per second ({@link Workloads#throughput}).
+   */
+  default double throughput(long totalBytes, int streams) throws Exception {
+    return Workloads.throughput(this, totalBytes, streams);
+  }
+
+  /** {@code n} sequential connect + 1-byte echo round trips; sorted latencies in ns ({@link Workloads#dialLatencies}). */
+  default long[] dialLatencies(int n) throws IOException {
+    return Workloads.dialLatencies(this, n);
+  }
+
   /** Opens one connection of a route. */
   @FunctionalInterface
   interface Opener {
@@ -30,6 +43,34 @@ interface Route {
       @Override
       public Conn open() throws IOException {
         return opener.open();
+      }
+    };
+  }
+
+  /**
+   * The grpc-go client process {@code client} (one connection to a gRPC frontend, a Proxy stream per
+   * dial): it measures throughput and dials itself; the harness cannot {@link #open()} its connections.
+   */
+  static Route grpcGo(String name, GoClient client) {
+    return new Route() {
+      @Override
+      public String name() {
+        return name;
+      }
+
+      @Override
+      public Conn open() throws IOException {
+        throw new IOException(name + ": the grpc-go client's connections live in its own process");
+      }
+
+      @Override
+      public double throughput(long totalBytes, int streams) throws IOException {
+        return client.throughput(totalBytes, streams);
+      }
+
+      @Override
+      public long[] dialLatencies(int n) throws IOException {
+        return client.dialLatencies(n);
       }
     };
   }

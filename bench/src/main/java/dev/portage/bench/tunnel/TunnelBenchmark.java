@@ -31,8 +31,15 @@ import org.slf4j.LoggerFactory;
  * java -cp bench/target/benchmarks.jar dev.portage.bench.tunnel.TunnelBenchmark \
  *     [--sshd-port P --ssh-key FILE [--ssh-user U]] [--bytes MiB] [--dials N] [--idle N] [--logs DIR]
  *     [--routes direct,connect,grpc,grpc1,ssh] [--queue-mib N] [--warmup-mib N] [--jit-rounds N]
- *     [--warmup-dials N] [--sshd-pid PID] [--grpc-window BYTES]
+ *     [--warmup-dials N] [--sshd-pid PID] [--grpc-window BYTES] [--go-client BINARY] [--go-cpuprofile FILE]
+ *     [--go-heap-mib N]
  * </pre>
+ *
+ * <p>Route {@code grpcgo} (not in the default set) is the gRPC frontend with a grpc-go client, as
+ * kube-apiserver's konnectivity client is: the {@code --go-client} binary ({@code e2e/konnectivity-go},
+ * built by the script) in its own process, one connection, a Proxy stream per dial ({@link GoClient}).
+ * It uses the gRPC route's server and agent; its client CPU is the Go process's. {@code --go-heap-mib}
+ * gives the Go process that much live heap, so its GC runs as rarely per byte as in kube-apiserver.
  *
  * <p>Each route is warmed up first ({@code --warmup-mib}, default 1024: that many MiB on one stream,
  * half of it over 32 streams, 300 dials). The relay JVMs' JIT compilers otherwise take 25-65 % of a
@@ -110,6 +117,24 @@ public final class TunnelBenchmark {
       ManagedChannel channel = grpcChannels.get();
       closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
 
+      // The server registers a client connection on its agent stream's loop only once the agent is connected
+      // (AgentAffinityGroup); the agent JVM says "ready" before that. A client connection made earlier lands
+      // on the other loop and every packet crosses threads inside the server: +0.6 CPU-s/GiB on the server
+      // and twice the context switches per dial (docs/notes/s13-grpcgo-route.md, run 9). So a throwaway
+      // channel dials until the agent is there, before the shared channel or the grpc-go client connects.
+      awaitUsable(Route.grpcSingleUse("gRPC agent", grpcChannels, grpcThread, target));
+      GoClient goClient = null;
+      if (only.contains("grpcgo")) {
+        String binary = opt.get("go-client");
+        if (binary == null) {
+          throw new IllegalArgumentException("--routes grpcgo needs --go-client BINARY (bench/tunnel-bench.sh builds it)");
+        }
+        String profile = opt.get("go-cpuprofile");
+        int heapMiB = Integer.parseInt(opt.getOrDefault("go-heap-mib", "0"));
+        goClient = track(closeables, new GoClient(Path.of(binary), grpcPort, target, grpcWindow, heapMiB,
+            profile == null ? null : Path.of(profile), logs));
+      }
+
       List<Route> routes = new ArrayList<>();
       Route connect = Route.httpConnect("Portage tunnel, HTTP CONNECT" + suffix, connectPort, target);
       Route grpc = Route.grpc("Portage tunnel, gRPC" + suffix, channel, grpcThread, target);
@@ -132,6 +157,12 @@ public final class TunnelBenchmark {
       if (only.contains("grpc1")) {
         routes.add(grpcSingle);
       }
+      Route grpcGo = null;
+      if (goClient != null) {
+        grpcGo = Route.grpcGo("Portage tunnel, gRPC, grpc-go client" + suffix, goClient);
+        routes.add(grpcGo);
+        processes.put(grpcGo, processes.get(grpc));
+      }
       if (opt.containsKey("sshd-port") && only.contains("ssh")) {
         SshForward ssh = track(closeables, new SshForward(Integer.parseInt(opt.get("sshd-port")),
             Path.of(opt.get("ssh-key")), opt.getOrDefault("ssh-user", System.getProperty("user.name")),
@@ -152,22 +183,31 @@ public final class TunnelBenchmark {
 
       // CPU-seconds per GiB of each JVM during the measured single stream: far less noisy than Gbit/s
       // on a shared box (the client is this JVM).
-      Map<String, Map<String, ChildJvm>> jvms = Map.of(
+      Map<String, Map<String, ChildJvm>> jvms = new HashMap<>(Map.of(
           connect.name(), Map.of("server", connectServer, "agent", connectAgent, "backend", backend),
           grpc.name(), Map.of("server", grpcServer, "agent", grpcAgent, "backend", backend),
-          grpcSingle.name(), Map.of("server", grpcServer, "agent", grpcAgent, "backend", backend));
+          grpcSingle.name(), Map.of("server", grpcServer, "agent", grpcAgent, "backend", backend)));
+      if (grpcGo != null) {
+        jvms.put(grpcGo.name(), jvms.get(grpc.name()));
+      }
+      // The client's CPU is the harness's own, except on the grpc-go route.
+      Map<Route, Long> clientPids = new HashMap<>();
+      if (grpcGo != null) {
+        clientPids.put(grpcGo, goClient.pid());
+      }
       StringBuilder cpu = new StringBuilder();
       Map<Route, double[]> throughput = new LinkedHashMap<>();
       for (Route r : routes) {
         System.err.println("== " + r.name());
-        measureSafely(r.name() + " warm-up", () -> Workloads.throughput(r, warmup, 1)); // JIT, buffers
-        measureSafely(r.name() + " warm-up", () -> Workloads.throughput(r, warmup / 2, parallel));
-        measureSafely(r.name() + " warm-up", () -> Workloads.dialLatencies(r, 300)[0]);
+        measureSafely(r.name() + " warm-up", () -> r.throughput(warmup, 1)); // JIT, buffers
+        measureSafely(r.name() + " warm-up", () -> r.throughput(warmup / 2, parallel));
+        measureSafely(r.name() + " warm-up", () -> r.dialLatencies(300)[0]);
         settleJit(r, jvms.get(r.name()), jitRounds, parallel);
-        CpuMeter meter = new CpuMeter(jvms.getOrDefault(r.name(), Map.of("backend", backend)));
-        double single = measureSafely(r.name() + " 1 stream", () -> Workloads.throughput(r, bytes, 1));
+        CpuMeter meter = new CpuMeter(clientPids.getOrDefault(r, ProcessHandle.current().pid()),
+            jvms.getOrDefault(r.name(), Map.of("backend", backend)));
+        double single = measureSafely(r.name() + " 1 stream", () -> r.throughput(bytes, 1));
         cpu.append("| ").append(r.name()).append(" | ").append(meter.perGib(bytes)).append(" |\n");
-        double multi = measureSafely(r.name() + " " + parallel + " streams", () -> Workloads.throughput(r, bytes, parallel));
+        double multi = measureSafely(r.name() + " " + parallel + " streams", () -> r.throughput(bytes, parallel));
         throughput.put(r, new double[] {single, multi});
         System.err.printf(Locale.ROOT, "   1 stream %.2f Gbit/s, %d streams %.2f Gbit/s%n", single / 1e9, parallel, multi / 1e9);
       }
@@ -186,7 +226,8 @@ public final class TunnelBenchmark {
 
       StringBuilder report = new StringBuilder();
       report.append(table(rows, bytes, parallel, dials));
-      report.append("\nCPU-seconds per GiB during the 1-stream transfer (/proc/<pid>/stat utime+stime):\n\n")
+      report.append("\nCPU-seconds per GiB during the 1-stream transfer (/proc/<pid>/stat utime+stime; the client is ")
+          .append("the harness JVM, on the grpc-go route the Go process):\n\n")
           .append("| route | ").append(CpuMeter.HEADER).append(" |\n|---|---|---|\n").append(cpu);
       report.append('\n').append(dialTable(rows));
       report.append(String.format(Locale.ROOT, "%nClient JVM during the dial phase: %d collections, %d ms of GC.%n",
@@ -225,8 +266,8 @@ public final class TunnelBenchmark {
     }
     for (int i = 1; i <= rounds; i++) {
       double before = relays.get("server").jitCpuSeconds() + relays.get("agent").jitCpuSeconds();
-      measureSafely(r.name() + " JIT settle", () -> Workloads.throughput(r, 512 * MIB, 1));
-      measureSafely(r.name() + " JIT settle", () -> Workloads.throughput(r, 256 * MIB, parallel));
+      measureSafely(r.name() + " JIT settle", () -> r.throughput(512 * MIB, 1));
+      measureSafely(r.name() + " JIT settle", () -> r.throughput(256 * MIB, parallel));
       double jit = relays.get("server").jitCpuSeconds() + relays.get("agent").jitCpuSeconds() - before;
       System.err.printf(Locale.ROOT, "   JIT settle round %d: relays compiled for %.2f CPU-s%n", i, jit);
       if (!(jit >= SETTLED_JIT_SECONDS)) {
@@ -259,8 +300,8 @@ public final class TunnelBenchmark {
   private static void awaitUsable(Route r) throws Exception {
     IOException last = null;
     for (int i = 0; i < 300; i++) {
-      try (Conn c = r.open()) {
-        Workloads.echoOneByte(c);
+      try {
+        r.dialLatencies(1);
         return;
       } catch (IOException e) {
         last = e;
