@@ -22,6 +22,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.netty.NettyChannelBuilder;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.AdaptiveRecvByteBufAllocator;
@@ -172,6 +173,9 @@ final class ServerConnection {
             .flowControlWindow(STREAM_WINDOW)
             // Whole DATA packets per read (Netty's default stops at 64 KiB) for uploads toward backends.
             .withOption(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(512, 8192, MAX_CHUNK + 1024))
+            // Netty's adaptive pool instead of grpc-netty's own PooledByteBufAllocator, which caches only
+            // buffers up to 32 KiB and frees empty chunks: 256 KiB DATA frames kept faulting in fresh pages.
+            .withOption(ChannelOption.ALLOCATOR, ByteBufAllocator.DEFAULT)
             // A Connect stream is never replayed, and retry buffering would hold DATA payloads (which
             // live in a reused scratch array, see onBackendData) past sendMessage.
             .disableRetry()

@@ -79,13 +79,15 @@ public final class TunnelServer implements AutoCloseable {
   private AdminServer healthServer;
   private AdminServer adminServer;
   private final NettyTransport transport = NettyTransport.best();
+  private final ByteBufAllocator allocator;
   private EventLoopGroup ioGroup;
   private boolean started;
   private boolean closed;
 
   private TunnelServer(Builder b) {
     this.config = b.config;
-    this.directMarshaller = new DirectPacketMarshaller(b.receiveAllocator);
+    this.allocator = b.allocator;
+    this.directMarshaller = new DirectPacketMarshaller(b.allocator);
     if (b.timeSource == null) {
       // Header and dial timeouts are cancelled on almost every connection; this timer drops them.
       ownedScheduler = TimeSource.newTimer("portage-server-timer");
@@ -169,6 +171,7 @@ public final class TunnelServer implements AutoCloseable {
         // Netty reads at most 64 KiB per read by default: a 256 KiB DATA packet took four reads and
         // event-loop rounds; read up to a whole packet at once.
         .withChildOption(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(512, 8192, AGENT_STREAM_READ))
+        .withChildOption(ChannelOption.ALLOCATOR, allocator)
         .permitKeepAliveTime(30, TimeUnit.SECONDS)
         .permitKeepAliveWithoutCalls(true);
     if (direct) {
@@ -211,7 +214,8 @@ public final class TunnelServer implements AutoCloseable {
     nb.bossEventLoopGroup(ioGroup()).workerEventLoopGroup(new AgentAffinityGroup(ioGroup(), router.backends()::preferredLoop));
     // GrpcFrontend hands every callback to its own SerialExecutor at once, so the transport thread may
     // call it directly: one thread hop less per packet.
-    nb.addService(service).directExecutor().flowControlWindow(FRONTEND_STREAM_WINDOW);
+    nb.addService(service).directExecutor().flowControlWindow(FRONTEND_STREAM_WINDOW)
+        .withChildOption(ChannelOption.ALLOCATOR, allocator);
     keepalive(nb, config.frontendKeepaliveTime());
     if (config.frontendTls() != null) {
       nb.sslContext(grpcTls(config.frontendTls()));
@@ -412,7 +416,7 @@ public final class TunnelServer implements AutoCloseable {
     private TimeSource timeSource;
     private PrometheusRegistry registry;
     private KubernetesClient kubernetes;
-    private ByteBufAllocator receiveAllocator = ByteBufAllocator.DEFAULT;
+    private ByteBufAllocator allocator = ByteBufAllocator.DEFAULT;
 
     private Builder(TunnelServerConfig config) {
       this.config = Objects.requireNonNull(config, "config");
@@ -436,9 +440,15 @@ public final class TunnelServer implements AutoCloseable {
       return this;
     }
 
-    /** Where messages received from agents are copied to (tests count what stays allocated); Netty's default pool. */
-    Builder receiveAllocator(ByteBufAllocator a) {
-      receiveAllocator = Objects.requireNonNull(a, "receiveAllocator");
+    /**
+     * Buffers of the gRPC connections (agent link and gRPC frontend) and of the messages received from
+     * agents (tests count what stays allocated). By default Netty's adaptive pool, not grpc-netty's own
+     * {@code PooledByteBufAllocator}: that one caches only buffers up to 32 KiB per thread and frees
+     * chunks once they are empty, so 256 KiB DATA messages kept faulting in fresh zeroed pages
+     * (docs/benchmarks-tunnel.md, run 22).
+     */
+    Builder allocator(ByteBufAllocator a) {
+      allocator = Objects.requireNonNull(a, "allocator");
       return this;
     }
 

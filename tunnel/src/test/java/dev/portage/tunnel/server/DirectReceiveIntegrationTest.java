@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.portage.api.konnectivity.Packet;
 import dev.portage.api.konnectivity.PacketType;
+import io.netty.buffer.AbstractByteBufAllocator;
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import java.io.IOException;
 import java.io.InputStream;
@@ -13,6 +15,7 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -20,10 +23,11 @@ import org.junit.jupiter.api.Test;
  * The agent link's receive path: every message from an agent lands in a buffer of the server's receive
  * allocator, and each one is freed again whether its payload was written to a client or dropped. The
  * allocator here is unpooled and instrumented, so "nothing leaked" is its used direct memory at zero.
+ * The server's gRPC connections (agent link and gRPC frontend) allocate from it too.
  */
 class DirectReceiveIntegrationTest {
   private static final String ESTABLISHED = "HTTP/1.1 200 Connection Established\r\n\r\n";
-  private final UnpooledByteBufAllocator alloc = new UnpooledByteBufAllocator(true);
+  private final CountingAllocator alloc = new CountingAllocator();
   private ServerFixture fx;
   private Socket socket;
 
@@ -38,11 +42,11 @@ class DirectReceiveIntegrationTest {
   }
 
   private void start(FrontendMode mode) {
-    fx = new ServerFixture(b -> b.mode(mode), b -> b.receiveAllocator(alloc));
+    fx = new ServerFixture(b -> b.mode(mode), b -> b.allocator(alloc));
   }
 
   private void awaitAllFreed() {
-    await().atMost(Duration.ofSeconds(10)).until(() -> alloc.metric().usedDirectMemory() == 0);
+    await().atMost(Duration.ofSeconds(10)).until(() -> alloc.usedDirectMemory() == 0);
   }
 
   private double dataFromAgent() {
@@ -198,5 +202,52 @@ class DirectReceiveIntegrationTest {
 
     fx.awaitMapsEmpty();
     awaitAllFreed();
+  }
+
+  @Test
+  void theGrpcConnectionsReadAndFrameWithTheServersAllocator() {
+    start(FrontendMode.GRPC);
+    TestStream agent = fx.agent("agent-a", null);
+    TestStream f = grpcTunnel(agent, true);
+    long before = alloc.allocatedBytes.get();
+
+    byte[] down = random(150_000, 9);
+    agent.send(Packets.data(7, down));
+    assertThat(f.nextPacket(PacketType.DATA).getData().getData().toByteArray()).isEqualTo(down);
+
+    // Read from the agent's socket, copied out as one message, framed toward the client: three
+    // payload-sized allocations at least. With grpc-netty's own pool for the sockets it was one.
+    assertThat(alloc.allocatedBytes.get() - before).isGreaterThanOrEqualTo(3L * down.length);
+    awaitAllFreed();
+  }
+
+  /** Unpooled buffers with a running total of the direct capacity handed out. */
+  private static final class CountingAllocator extends AbstractByteBufAllocator {
+    private final UnpooledByteBufAllocator unpooled = new UnpooledByteBufAllocator(true);
+    final AtomicLong allocatedBytes = new AtomicLong();
+
+    CountingAllocator() {
+      super(true);
+    }
+
+    long usedDirectMemory() {
+      return unpooled.metric().usedDirectMemory();
+    }
+
+    @Override
+    protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
+      allocatedBytes.addAndGet(initialCapacity);
+      return unpooled.directBuffer(initialCapacity, maxCapacity);
+    }
+
+    @Override
+    protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
+      return unpooled.heapBuffer(initialCapacity, maxCapacity);
+    }
+
+    @Override
+    public boolean isDirectBufferPooled() {
+      return false;
+    }
   }
 }
