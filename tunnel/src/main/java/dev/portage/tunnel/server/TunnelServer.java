@@ -442,10 +442,9 @@ public final class TunnelServer implements AutoCloseable {
 
     /**
      * Buffers of the gRPC connections (agent link and gRPC frontend) and of the messages received from
-     * agents (tests count what stays allocated). By default Netty's adaptive pool, not grpc-netty's own
-     * {@code PooledByteBufAllocator}: that one caches only buffers up to 32 KiB per thread and frees
-     * chunks once they are empty, so 256 KiB DATA messages kept faulting in fresh zeroed pages
-     * (docs/benchmarks-tunnel.md, run 22).
+     * agents (tests count what stays allocated). By default Netty's adaptive pool, which the HTTP CONNECT
+     * sockets use too, instead of grpc-netty's private {@code PooledByteBufAllocator}: one pool for all
+     * of the server's buffers (docs/benchmarks-tunnel.md, run 22).
      */
     Builder allocator(ByteBufAllocator a) {
       allocator = Objects.requireNonNull(a, "allocator");
