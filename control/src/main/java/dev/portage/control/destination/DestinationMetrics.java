@@ -45,7 +45,7 @@ final class DestinationMetrics {
     invalidProfileEntries =
         Counter.builder()
             .name("portage_destination_profile_invalid_entries_total")
-            .help("ServiceProfile routes, budgets or overrides skipped as invalid")
+            .help("ServiceProfile routes, budgets or overrides skipped as invalid, counted once per profile revision")
             .register(registry);
     streams.labelValues(GET).set(0);
     streams.labelValues(GET_PROFILE).set(0);

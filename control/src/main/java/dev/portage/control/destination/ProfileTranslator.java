@@ -15,10 +15,13 @@ import dev.portage.api.linkerd.destination.WeightedDst;
 import dev.portage.api.linkerd.httptypes.HttpMethod;
 import dev.portage.api.linkerd.meta.Metadata;
 import dev.portage.control.store.Resource;
+import dev.portage.control.store.ResourceKey;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.slf4j.Logger;
@@ -29,8 +32,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Without a profile the answer is the default profile: the FQDN, no routes, the default retry
  * budget (0.2 / 10 per second / 10 s), as Linkerd sends. A route that cannot be translated (no
- * matcher, bad regex, bad status range, bad timeout) is dropped with a WARN and a count; the rest of
- * the profile is still served. Stateless apart from metrics; any thread.
+ * matcher, bad regex, bad status range, bad timeout) is dropped with a WARN and a count, once per
+ * revision of the profile (it is translated again for every stream and on every change that touches
+ * it); the rest of the profile is still served. Thread-safe.
  */
 final class ProfileTranslator {
 
@@ -43,10 +47,32 @@ final class ProfileTranslator {
           .setTtl(ProtoDurations.toProto(Duration.ofSeconds(10)))
           .build();
 
+  /** Profiles remembered as reported; beyond this the least recently translated is forgotten. */
+  static final int REPORTED_PROFILES = 4096;
+
   private final DestinationMetrics metrics;
+  // Profile (and whether its routes were skipped for an opaque port) → the store revision whose invalid
+  // entries were counted and logged already.
+  private final Map<Translation, Long> reported =
+      new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Translation, Long> eldest) {
+          return size() > REPORTED_PROFILES;
+        }
+      };
 
   ProfileTranslator(DestinationMetrics metrics) {
     this.metrics = metrics;
+  }
+
+  private record Translation(ResourceKey profile, boolean opaque) {}
+
+  /** True the first time {@code profile}'s current revision is translated this way. */
+  private boolean firstTranslation(Resource profile, boolean opaque) {
+    synchronized (reported) {
+      Long before = reported.put(new Translation(profile.key(), opaque), profile.revision());
+      return before == null || before != profile.revision();
+    }
   }
 
   /**
@@ -70,13 +96,14 @@ final class ProfileTranslator {
     out.setProfileRef(ref("linkerd.io", "ServiceProfile", profile, 0));
     JsonNode spec = profile.spec();
     opaque |= OpaquePorts.contains(spec.path("opaquePorts"), authority.port());
+    boolean report = firstTranslation(profile, opaque);
     out.setOpaqueProtocol(opaque);
     if (!opaque) {
       for (JsonNode r : spec.path("routes")) {
         try {
           out.addRoutes(route(r));
         } catch (IllegalArgumentException e) {
-          invalid(profile, "route " + r.path("name").asText("?"), e);
+          invalid(report, profile, "route " + r.path("name").asText("?"), e);
         }
       }
     }
@@ -84,7 +111,7 @@ final class ProfileTranslator {
       try {
         out.setRetryBudget(retryBudget(spec.path("retryBudget")));
       } catch (IllegalArgumentException e) {
-        invalid(profile, "retryBudget (default used)", e);
+        invalid(report, profile, "retryBudget (default used)", e);
       }
     }
     for (JsonNode d : spec.path("dstOverrides")) {
@@ -94,13 +121,16 @@ final class ProfileTranslator {
           out.addDstOverrides(dst);
         }
       } catch (IllegalArgumentException e) {
-        invalid(profile, "dstOverride " + d.path("authority").asText("?"), e);
+        invalid(report, profile, "dstOverride " + d.path("authority").asText("?"), e);
       }
     }
     return out.build();
   }
 
-  private void invalid(Resource profile, String what, IllegalArgumentException e) {
+  private void invalid(boolean report, Resource profile, String what, IllegalArgumentException e) {
+    if (!report) {
+      return;
+    }
     metrics.invalidProfileEntry();
     log.warn("ServiceProfile {}: {} skipped: {}", profile.key(), what, e.getMessage());
   }

@@ -169,9 +169,22 @@ class GetProfileTest {
             WeightedDst.newBuilder().setAuthority("web-v2.default.svc.cluster.local:8080").setWeight(1000).build());
     assertThat(p.getProfileRef().getResource().getKind()).isEqualTo("ServiceProfile");
     assertThat(p.getParentRef().getResource().getName()).isEqualTo("web");
-    // The counter counts skipped entries per translation; the watch may translate this profile once or
-    // twice (service and profile puts can each trigger one), so only "counted at least once" is stable.
-    assertThat(Metrics.value(registry, "portage_destination_profile_invalid_entries")).isGreaterThanOrEqualTo(1);
+    assertThat(Metrics.value(registry, "portage_destination_profile_invalid_entries")).isEqualTo(1);
+  }
+
+  @Test
+  void invalidEntriesAreCountedOncePerProfileRevisionNotPerTranslation() {
+    put(store, Kube.service("default", "web"));
+    put(store, PROFILE);
+    assertThat(getProfile(WEB, "").next().getRoutesList()).hasSize(3);
+    assertThat(getProfile(WEB, "").next().getRoutesList()).hasSize(3); // a second stream: translated again
+    assertThat(Metrics.value(registry, "portage_destination_profile_invalid_entries")).isEqualTo(1);
+
+    Recorder<DestinationProfile> r = getProfile(WEB, "");
+    r.next();
+    put(store, PROFILE.replace("retryRatio: 0.5", "retryRatio: 0.25")); // a new revision, "broken" still in it
+    assertThat(r.next().getRetryBudget().getRetryRatio()).isEqualTo(0.25f);
+    assertThat(Metrics.value(registry, "portage_destination_profile_invalid_entries")).isEqualTo(2);
   }
 
   @Test
