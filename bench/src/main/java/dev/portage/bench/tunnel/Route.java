@@ -34,17 +34,15 @@ interface Route {
 
   /** A route labelled {@code name} whose connections come from {@code opener}. */
   static Route of(String name, Opener opener) {
-    return new Route() {
-      @Override
-      public String name() {
-        return name;
-      }
+    return new Opened(name, opener);
+  }
 
-      @Override
-      public Conn open() throws IOException {
-        return opener.open();
-      }
-    };
+  /** {@link #of}'s route: the harness opens each connection. */
+  record Opened(String name, Opener opener) implements Route {
+    @Override
+    public Conn open() throws IOException {
+      return opener.open();
+    }
   }
 
   /**
@@ -52,27 +50,25 @@ interface Route {
    * dial): it measures throughput and dials itself; the harness cannot {@link #open()} its connections.
    */
   static Route grpcGo(String name, GoClient client) {
-    return new Route() {
-      @Override
-      public String name() {
-        return name;
-      }
+    return new InGoClient(name, client);
+  }
 
-      @Override
-      public Conn open() throws IOException {
-        throw new IOException(name + ": the grpc-go client's connections live in its own process");
-      }
+  /** {@link #grpcGo}'s route: the Go process measures; the harness only asks. */
+  record InGoClient(String name, GoClient client) implements Route {
+    @Override
+    public Conn open() throws IOException {
+      throw new IOException(name + ": the grpc-go client's connections live in its own process");
+    }
 
-      @Override
-      public double throughput(long totalBytes, int streams) throws IOException {
-        return client.throughput(totalBytes, streams);
-      }
+    @Override
+    public double throughput(long totalBytes, int streams) throws IOException {
+      return client.throughput(totalBytes, streams);
+    }
 
-      @Override
-      public long[] dialLatencies(int n) throws IOException {
-        return client.dialLatencies(n);
-      }
-    };
+    @Override
+    public long[] dialLatencies(int n) throws IOException {
+      return client.dialLatencies(n);
+    }
   }
 
   /** Plain TCP to {@code port}: the direct baseline, or the local end of {@code ssh -L}. */
