@@ -1,5 +1,6 @@
 package dev.portage.cli;
 
+import dev.portage.cli.flags.KlogOptions;
 import dev.portage.core.time.TimeSource;
 import dev.portage.tunnel.agent.TunnelAgent;
 import dev.portage.tunnel.agent.TunnelAgentConfig;
@@ -15,6 +16,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -30,6 +32,9 @@ import picocli.CommandLine.Option;
     description = "Konnectivity-compatible proxy agent: connects out to the proxy servers and dials backends for them.")
 public final class AgentCommand implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger(AgentCommand.class);
+
+  /** klog's flags, as upstream manifests pass them. */
+  @Mixin KlogOptions klog = new KlogOptions();
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -125,10 +130,6 @@ public final class AgentCommand implements Callable<Integer> {
   @Option(names = "--warn-on-channel-limit", arity = "0..1", fallbackValue = "true", hidden = true)
   Boolean warnOnChannelLimit;
 
-  /** klog's stderr switch: Portage always logs to stderr, so only {@code true} is accepted. */
-  @Option(names = "--logtostderr", arity = "0..1", fallbackValue = "true", hidden = true)
-  Boolean logToStderr;
-
   @Override
   public Integer call() throws Exception {
     StopSignals signals = StopSignals.install(log);
@@ -149,10 +150,6 @@ public final class AgentCommand implements Callable<Integer> {
     rejectUnsupported("--enable-profiling", enableProfiling);
     rejectUnsupported("--enable-contention-profiling", enableContentionProfiling);
     rejectUnsupported("--warn-on-channel-limit", warnOnChannelLimit);
-    if (Boolean.FALSE.equals(logToStderr)) {
-      throw new CommandLine.ParameterException(spec.commandLine(),
-          "flag --logtostderr=false is not supported yet: Portage always logs to stderr");
-    }
     TunnelAgentConfig.ServerCountSource source;
     try {
       source = TunnelAgentConfig.ServerCountSource.fromFlag(serverCountSource);

@@ -1,5 +1,6 @@
 package dev.portage.cli;
 
+import dev.portage.cli.flags.KlogOptions;
 import dev.portage.core.time.TimeSource;
 import dev.portage.hub.EdgeHub;
 import dev.portage.hub.EdgeHubConfig;
@@ -18,6 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -32,6 +34,9 @@ import picocli.CommandLine.Option;
     description = "Edge hub: reverse proxy to the API servers with a disk cache that answers while the cloud is unreachable (YurtHub).")
 public final class HubCommand implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger(HubCommand.class);
+
+  /** klog's flags, as upstream manifests pass them. */
+  @Mixin KlogOptions klog = new KlogOptions();
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 

@@ -6,7 +6,15 @@ import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.encoder.JsonEncoder;
 import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.classic.filter.ThresholdFilter;
+import ch.qos.logback.core.Appender;
 import ch.qos.logback.core.ConsoleAppender;
+import ch.qos.logback.core.FileAppender;
+import ch.qos.logback.core.rolling.FixedWindowRollingPolicy;
+import ch.qos.logback.core.rolling.RollingFileAppender;
+import ch.qos.logback.core.rolling.SizeBasedTriggeringPolicy;
+import ch.qos.logback.core.util.FileSize;
+import dev.portage.cli.flags.LogSettings;
 import ch.qos.logback.core.encoder.Encoder;
 import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
@@ -15,6 +23,9 @@ import picocli.CommandLine.ScopeType;
 
 /** Global logging flags, inherited by every subcommand and applied before the command runs. */
 final class LoggingOptions {
+
+  /** The appender klog's {@code --log-file} adds. */
+  private static final String FILE_APPENDER = "KLOG_FILE";
 
   /** Same pattern as the bundled logback.xml. */
   private static final String TEXT_PATTERN =
@@ -38,9 +49,8 @@ final class LoggingOptions {
   @Option(
       names = "--log-level",
       scope = ScopeType.INHERIT,
-      defaultValue = "INFO",
       paramLabel = "LEVEL",
-      description = "Root log level: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
+      description = "Root log level: ${COMPLETION-CANDIDATES} (default: INFO, or what klog's -v asks for).")
   LogLevel level;
 
   @Option(
@@ -51,9 +61,13 @@ final class LoggingOptions {
       description = "Log line format on stderr: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
   Format format;
 
-  /** Reconfigures logback's root level and stderr encoder. */
-  void apply() {
-    Level parsed = Level.toLevel(level.name());
+  /**
+   * Reconfigures logback's root level, stderr encoder and threshold, and the log file, from these
+   * flags and the command's klog flags ({@code --log-level} wins over {@code -v}).
+   */
+  void apply(LogSettings klog) {
+    Level parsed = level != null ? Level.toLevel(level.name())
+        : klog.level() != null ? Level.toLevel(klog.level().name()) : Level.INFO;
     if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
       return; // another SLF4J backend (tests may bring one): leave it alone
     }
@@ -65,14 +79,64 @@ final class LoggingOptions {
     }
     Logger root = context.getLogger(Logger.ROOT_LOGGER_NAME);
     root.setLevel(parsed);
+    boolean wantJson = format == Format.json;
     if (root.getAppender("STDERR") instanceof ConsoleAppender<ILoggingEvent> console) {
-      boolean wantJson = format == Format.json;
+      console.stop();
       if (wantJson != console.getEncoder() instanceof JsonEncoder) {
-        console.stop();
         console.setEncoder(wantJson ? jsonEncoder(context) : textEncoder(context));
-        console.start();
       }
+      console.clearAllFilters();
+      if (klog.stderrThreshold() != null) {
+        ThresholdFilter threshold = new ThresholdFilter();
+        threshold.setLevel(klog.stderrThreshold().name());
+        threshold.start();
+        console.addFilter(threshold);
+      }
+      console.start();
     }
+    Appender<ILoggingEvent> previous = root.getAppender(FILE_APPENDER);
+    if (previous != null) {
+      root.detachAppender(previous);
+      previous.stop();
+    }
+    if (klog.file() != null) {
+      root.addAppender(fileAppender(context, klog, wantJson ? jsonEncoder(context) : textEncoder(context)));
+    }
+  }
+
+  /**
+   * The appender of klog's {@code --log-file}: appends, and with a size limit starts the file over
+   * once it is reached, keeping the previous one as {@code <file>.1} (klog keeps none).
+   */
+  private static Appender<ILoggingEvent> fileAppender(LoggerContext context, LogSettings klog,
+      Encoder<ILoggingEvent> encoder) {
+    String path = klog.file().toString();
+    FileAppender<ILoggingEvent> file = klog.fileMaxBytes() == 0 ? new FileAppender<>() : new RollingFileAppender<>();
+    file.setContext(context);
+    file.setName(FILE_APPENDER);
+    file.setFile(path);
+    file.setAppend(true);
+    file.setEncoder(encoder);
+    if (file instanceof RollingFileAppender<ILoggingEvent> rollingFile) {
+      FixedWindowRollingPolicy rolling = new FixedWindowRollingPolicy();
+      rolling.setContext(context);
+      rolling.setParent(rollingFile);
+      rolling.setFileNamePattern(path + ".%i");
+      rolling.setMinIndex(1);
+      rolling.setMaxIndex(1);
+      SizeBasedTriggeringPolicy<ILoggingEvent> trigger = new SizeBasedTriggeringPolicy<>();
+      trigger.setContext(context);
+      trigger.setMaxFileSize(new FileSize(klog.fileMaxBytes()));
+      rollingFile.setRollingPolicy(rolling);
+      rollingFile.setTriggeringPolicy(trigger);
+      rolling.start();
+      trigger.start();
+    }
+    file.start();
+    if (!file.isStarted()) {
+      throw new IllegalArgumentException("--log-file: cannot write " + path);
+    }
+    return file;
   }
 
   private static Encoder<ILoggingEvent> textEncoder(LoggerContext context) {

@@ -1,5 +1,6 @@
 package dev.portage.cli;
 
+import dev.portage.cli.flags.FlagForms;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -34,10 +35,12 @@ public final class PortageCommand implements Runnable {
   public static CommandLine commandLine() {
     CommandLine cl = new CommandLine(new PortageCommand());
     cl.setCaseInsensitiveEnumValuesAllowed(true);
+    FlagForms forms = FlagForms.install(cl);
     cl.setExecutionStrategy(
         parseResult -> {
           PortageCommand top = (PortageCommand) parseResult.commandSpec().userObject();
-          top.logging.apply();
+          top.logging.apply(FlagForms.logSettings(parseResult));
+          forms.warnWithoutEffect(parseResult);
           return new CommandLine.RunLast().execute(parseResult);
         });
     cl.setExecutionExceptionHandler(

@@ -1,5 +1,6 @@
 package dev.portage.cli;
 
+import dev.portage.cli.flags.KlogOptions;
 import dev.portage.tunnel.server.AgentTokenAuth;
 import dev.portage.tunnel.server.FrontendMode;
 import dev.portage.tunnel.server.ProxyStrategy;
@@ -20,6 +21,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -33,6 +35,9 @@ import picocli.CommandLine.Option;
     description = "Konnectivity-compatible tunnel server: agents connect out to it, clients reach them through it.")
 public final class ServerCommand implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger(ServerCommand.class);
+
+  /** klog's flags, as upstream manifests pass them. */
+  @Mixin KlogOptions klog = new KlogOptions();
 
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;

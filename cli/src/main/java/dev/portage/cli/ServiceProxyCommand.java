@@ -1,5 +1,6 @@
 package dev.portage.cli;
 
+import dev.portage.cli.flags.KlogOptions;
 import dev.portage.core.time.TimeSource;
 import dev.portage.proxy.service.ServiceProxy;
 import dev.portage.proxy.service.ServiceProxyConfig;
@@ -12,6 +13,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -25,6 +27,9 @@ import picocli.CommandLine.Option;
     description = "kube-proxy-style L4 proxy: one listener per service port, TCP connections balanced over endpoints.")
 public final class ServiceProxyCommand implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger(ServiceProxyCommand.class);
+
+  /** klog's flags, as upstream manifests pass them. */
+  @Mixin KlogOptions klog = new KlogOptions();
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 

@@ -126,4 +126,101 @@ class PortageCommandTest {
       target.detachAppender(captured);
     }
   }
+
+  @Test
+  void klogVerbositySetsTheLevelAndLogLevelWinsOverIt() {
+    ch.qos.logback.classic.Logger root =
+        (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    try {
+      assertThat(run("server", "--logtostderr=true", "-v=4", "--help")).isZero();
+      assertThat(root.getLevel()).isEqualTo(ch.qos.logback.classic.Level.DEBUG);
+      assertThat(run("agent", "--v", "7", "--help")).isZero();
+      assertThat(root.getLevel()).isEqualTo(ch.qos.logback.classic.Level.TRACE);
+      assertThat(run("hub", "--v=2", "--log-level", "warn", "--help")).isZero();
+      assertThat(root.getLevel()).isEqualTo(ch.qos.logback.classic.Level.WARN);
+    } finally {
+      assertThat(run("--version")).isZero();
+    }
+    assertThat(root.getLevel()).isEqualTo(ch.qos.logback.classic.Level.INFO);
+  }
+
+  @Test
+  void klogLogFileReceivesTheLogAndIsClosedWhenNotAskedFor(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws IOException {
+    java.nio.file.Path file = dir.resolve("proxy-server.log");
+    try {
+      assertThat(run("service-proxy", "--logtostderr=false", "--log-file=" + file, "--help")).isZero();
+      LoggerFactory.getLogger("dev.portage.cli.klog-file-test").info("written to the klog file");
+    } finally {
+      assertThat(run("--version")).isZero();
+    }
+    LoggerFactory.getLogger("dev.portage.cli.klog-file-test").info("after the file was closed");
+    assertThat(java.nio.file.Files.readString(file))
+        .contains("written to the klog file")
+        .doesNotContain("after the file was closed");
+  }
+
+  @Test
+  void klogStderrThresholdFiltersStderrOnlyWhenLogtostderrIsFalse() {
+    ch.qos.logback.classic.Logger root =
+        (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    // The tests' logback configuration names its console OUT; production's is STDERR (logback.xml).
+    ch.qos.logback.core.ConsoleAppender<ILoggingEvent> stderr = new ch.qos.logback.core.ConsoleAppender<>();
+    stderr.setContext(root.getLoggerContext());
+    stderr.setName("STDERR");
+    ch.qos.logback.classic.encoder.PatternLayoutEncoder encoder = new ch.qos.logback.classic.encoder.PatternLayoutEncoder();
+    encoder.setContext(root.getLoggerContext());
+    encoder.setPattern("%msg%n");
+    encoder.start();
+    stderr.setEncoder(encoder);
+    stderr.start();
+    root.addAppender(stderr);
+    try {
+      assertThat(run("agent", "--logtostderr=false", "--stderrthreshold=WARNING", "--help")).isZero();
+      assertThat(stderr.getCopyOfAttachedFiltersList()).singleElement()
+          .satisfies(f -> assertThat(f.decide(event(ch.qos.logback.classic.Level.INFO)))
+              .isEqualTo(ch.qos.logback.core.spi.FilterReply.DENY));
+      assertThat(run("agent", "--logtostderr=true", "--stderrthreshold=WARNING", "--help")).isZero();
+      assertThat(stderr.getCopyOfAttachedFiltersList()).isEmpty();
+      assertThat(run("--version")).isZero();
+      assertThat(stderr.getCopyOfAttachedFiltersList()).isEmpty();
+    } finally {
+      root.detachAppender(stderr);
+      stderr.stop();
+    }
+  }
+
+  private static ILoggingEvent event(ch.qos.logback.classic.Level level) {
+    ch.qos.logback.classic.spi.LoggingEvent e = new ch.qos.logback.classic.spi.LoggingEvent();
+    e.setLevel(level);
+    e.setMessage("m");
+    return e;
+  }
+
+  @Test
+  void klogFlagsWithoutEffectLogOneWarnEachOnEveryKlogCommand() {
+    Logger forms = (Logger) LoggerFactory.getLogger(dev.portage.cli.flags.FlagForms.class);
+    for (String command : new String[] {"server", "agent", "hub", "service-proxy"}) {
+      ListAppender<ILoggingEvent> captured = new ListAppender<>();
+      captured.start();
+      forms.addAppender(captured);
+      try {
+        assertThat(run(command, "--vmodule=proxy=4", "--skip-headers", "--log_dir", "/var/log", "--help"))
+            .as(command).isZero();
+      } finally {
+        forms.detachAppender(captured);
+      }
+      assertThat(captured.list).as(command).extracting(ILoggingEvent::getFormattedMessage).containsExactlyInAnyOrder(
+          "flag --vmodule is accepted for compatibility with klog and has no effect in Portage",
+          "flag --skip-headers is accepted for compatibility with klog and has no effect in Portage",
+          "flag --log_dir is accepted for compatibility with klog and has no effect in Portage");
+    }
+  }
+
+  @Test
+  void aRepeatedFlagTakesTheLastValueOnEverySubcommand() {
+    CommandLine cl = PortageCommand.commandLine();
+    cl.parseArgs("server", "--server-port", "1", "--server-port=2");
+    assertThat(((ServerCommand) cl.getSubcommands().get("server").getCommand()).serverPort).isEqualTo(2);
+  }
 }

@@ -96,9 +96,9 @@ class DeployManifestsTest {
             "            - --agent-service-account=portage-tunnel-agent\n", "",
             List.of(server + " args: 'portage server' refuses this combination",
                 "--agent-namespace needs --agent-service-account")),
-        new Break("upstream flag Portage only refuses", "tunnel-agent/deployment.yaml", "- --probe-interval=1s",
+        new Break("upstream flag Portage does not implement", "tunnel-agent/deployment.yaml", "- --probe-interval=1s",
             "- --enable-profiling=true", List.of("deploy/tunnel-agent/deployment.yaml (doc 1, Deployment kube-system/portage-tunnel-agent)",
-                "--enable-profiling is an upstream flag 'portage agent' accepts only to refuse it")),
+                "--enable-profiling is an upstream flag 'portage agent' does not implement")),
         new Break("unknown subcommand", "sidecar-example/deployment.yaml", "- sidecar\n", "- side-car\n",
             List.of("deploy/sidecar-example/deployment.yaml (doc 1, Deployment default/sidecar-example) "
                 + "spec.template.spec.containers[1] (portage-sidecar) args[0]: 'side-car' is not a portage subcommand")),

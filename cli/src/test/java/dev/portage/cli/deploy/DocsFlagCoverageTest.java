@@ -3,13 +3,16 @@ package dev.portage.cli.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.portage.cli.PortageCommand;
+import dev.portage.cli.flags.KlogOptions;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -19,6 +22,10 @@ import picocli.CommandLine.Model.OptionSpec;
 /** Every flag of every subcommand is documented on its component's page in docs/. */
 class DocsFlagCoverageTest {
   private static final Path ROOT = RepoRoot.find();
+
+  /** The long names of klog's flags, shared by every command that mixes them in. */
+  private static final Set<String> KLOG = CommandSpec.forAnnotatedObject(new KlogOptions()).options().stream()
+      .map(OptionSpec::longestName).collect(Collectors.toSet());
 
   /** The page that documents each subcommand's flags. */
   static final Map<String, String> PAGES = Map.of(
@@ -63,14 +70,14 @@ class DocsFlagCoverageTest {
 
   /**
    * Option names not written on the page as {@code `--name`} (or {@code `--name=...`}, {@code `--name VALUE`},
-   * {@code `--name[=...]`}). Help/version switches, options inherited from {@code portage} and hidden
-   * options are skipped: hidden ones are upstream flags accepted only to be refused with "not supported
-   * yet", absent from the usage help too (pages may list them; tunnel.md does).
+   * {@code `--name[=...]`}). Help/version switches, options inherited from {@code portage}, klog's flags
+   * (one mixin, documented once on the core page) and hidden options are skipped: hidden ones are
+   * upstream flags Portage does not implement, absent from the usage help too (pages may list them).
    */
   static List<String> undocumented(CommandSpec spec, String page) {
     List<String> missing = new ArrayList<>();
     for (OptionSpec o : spec.options()) {
-      if (o.usageHelp() || o.versionHelp() || o.inherited() || o.hidden()) {
+      if (o.usageHelp() || o.versionHelp() || o.inherited() || o.hidden() || KLOG.contains(o.longestName())) {
         continue;
       }
       for (String name : o.names()) {

@@ -289,7 +289,7 @@ final class ManifestCheck {
         problems.add(field + " args[" + i + "]: unknown flag " + name + " for 'portage " + subName + "'");
       } else if (option.hidden()) {
         problems.add(field + " args[" + i + "]: " + name + " is an upstream flag 'portage " + subName
-            + "' accepts only to refuse it (not implemented)");
+            + "' does not implement (accepted with a WARN, or refused)");
       }
     }
     if (problems.size() > before) {
