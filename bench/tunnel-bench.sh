@@ -18,7 +18,7 @@
 # --warmup-mib N (1024: per-route warm-up before measuring, so the JIT is done compiling)
 # --jit-rounds N (8: at most this many extra warm-up rounds until the relays' JIT goes quiet; 0 = off).
 # --warmup-dials N (20000 per route, interleaved, before the measured dials: with 3000 the relays' JIT was still
-# compiling the dial path and set its p99, run 15 in docs/benchmarks-tunnel.md).
+# compiling the dial path and set its p99; see docs/benchmarks-tunnel.md).
 # Dials run last, all routes interleaved in 20 blocks; the dial table adds p99.9, max, and per dial the
 # context switches and CPU time of the route's processes (relays, backend; ssh and sshd for ssh -L).
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Thread wake-ups and CPU per HTTP CONNECT dial (docs/benchmarks-tunnel.md, run 12): starts the bench
+# Thread wake-ups and CPU per HTTP CONNECT dial (see docs/benchmarks-tunnel.md): starts the bench
 # backend, a Portage server (--mode http-connect) and an agent, one JVM each, from
 # bench/target/benchmarks.jar (build it with bench/tunnel-bench.sh or `mvn -pl bench -am package`),
 # warms the dial path up, then runs N sequential CONNECT + 1-byte echo dials from a python client and

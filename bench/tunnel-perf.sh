@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CPU profile of the tunnel relays (server and agent JVMs; ROUTE=connect, the default, ROUTE=grpc, or ROUTE=grpcgo:
 # the gRPC frontend with the grpc-go client) during a warm single-stream download
-# (see docs/benchmarks-tunnel.md, run 12 finding 8). Runs bench/tunnel-bench.sh on the connect route
+# (see docs/benchmarks-tunnel.md, "Where the CPU goes"). Runs bench/tunnel-bench.sh on the connect route
 # with a 4 GiB measured stream, waits until the harness reports a JIT settle round under 0.25 CPU-s (or the last one),
 # then `perf record -g` of both relays for SECONDS_TO_RECORD (default 5). Java frames come from the perf maps the
 # relays write at exit (-XX:+DumpPerfMapAtExit). Run it under the bench lock:

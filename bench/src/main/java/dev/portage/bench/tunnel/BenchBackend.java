@@ -30,7 +30,8 @@ import java.util.SplittableRandom;
  * on its listener's loop: accept, the echo read and the echo write are one thread's work, so a dial
  * costs this process one wake-up. The previous backend (a virtual thread per socket) woke the poller
  * and a carrier thread for the accept and again for every read, and measured its own scheduling
- * delays into every route's dial tail (docs/benchmarks-tunnel.md, run 12). Non-blocking, so 10,000
+ * delays into every route's dial tail (p99 0.6–3.5 ms against 0.35–0.4 ms for this one, measured with a
+ * python client). Non-blocking, so 10,000
  * idle connections cost no threads. Thread-safe; {@link #close()} closes the listeners and sockets.
  */
 final class BenchBackend implements AutoCloseable {

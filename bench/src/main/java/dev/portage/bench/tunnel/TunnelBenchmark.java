@@ -120,7 +120,7 @@ public final class TunnelBenchmark {
       // The server registers a client connection on its agent stream's loop only once the agent is connected
       // (AgentAffinityGroup); the agent JVM says "ready" before that. A client connection made earlier lands
       // on the other loop and every packet crosses threads inside the server: +0.6 CPU-s/GiB on the server
-      // and twice the context switches per dial (docs/notes/s13-grpcgo-route.md, run 9). So a throwaway
+      // and twice the context switches per dial, measured with the grpc-go client. So a throwaway
       // channel dials until the agent is there, before the shared channel or the grpc-go client connects.
       awaitUsable(Route.grpcSingleUse("gRPC agent", grpcChannels, grpcThread, target));
       GoClient goClient = null;
@@ -258,7 +258,7 @@ public final class TunnelBenchmark {
    * After the fixed warm-up, up to {@code rounds} more rounds (512 MiB on one stream, 256 MiB over
    * {@code parallel}) until the relays' JIT compiler threads use less than {@link #SETTLED_JIT_SECONDS}
    * in a round: with 1 GiB of warm-up they still took ~45 % of the relays' CPU during the measured
-   * stream (run 12), which measures compilation, not the data path. Routes without relays skip this.
+   * stream, which measures compilation, not the data path. Routes without relays skip this.
    */
   private static void settleJit(Route r, Map<String, ChildJvm> relays, int rounds, int parallel) {
     if (relays == null) {

@@ -88,7 +88,7 @@ class PlotResultsTest {
     assertThatThrownBy(() -> PlotResults.plotAll(empty, tmp.resolve("img"))).hasMessageContaining("no .csv files");
   }
 
-  /** The recorded results the lead regenerates the docs' plots from all parse. */
+  /** The recorded results the docs' plots are regenerated from all parse. */
   @Test
   void theRecordedResultsInDocsParse() throws IOException {
     Path docs = Path.of("").toAbsolutePath().getParent().resolve("docs/bench-results");

@@ -174,7 +174,7 @@ final class ServerConnection {
             // Whole DATA packets per read (Netty's default stops at 64 KiB) for uploads toward backends.
             .withOption(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(512, 8192, MAX_CHUNK + 1024))
             // Netty's adaptive pool, which the backend sockets use too, instead of grpc-netty's private
-            // PooledByteBufAllocator: one pool for the agent's buffers (docs/benchmarks-tunnel.md, run 22).
+            // PooledByteBufAllocator: one pool for the agent's buffers (docs/benchmarks-tunnel.md).
             .withOption(ChannelOption.ALLOCATOR, ByteBufAllocator.DEFAULT)
             // A Connect stream is never replayed, and retry buffering would hold DATA payloads (which
             // live in a reused scratch array, see onBackendData) past sendMessage.

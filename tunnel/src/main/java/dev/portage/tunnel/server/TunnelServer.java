@@ -444,7 +444,7 @@ public final class TunnelServer implements AutoCloseable {
      * Buffers of the gRPC connections (agent link and gRPC frontend) and of the messages received from
      * agents (tests count what stays allocated). By default Netty's adaptive pool, which the HTTP CONNECT
      * sockets use too, instead of grpc-netty's private {@code PooledByteBufAllocator}: one pool for all
-     * of the server's buffers (docs/benchmarks-tunnel.md, run 22).
+     * of the server's buffers (docs/benchmarks-tunnel.md).
      */
     Builder allocator(ByteBufAllocator a) {
       allocator = Objects.requireNonNull(a, "allocator");

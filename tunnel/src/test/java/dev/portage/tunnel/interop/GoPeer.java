@@ -31,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * offline). Closing kills the process.
  */
 final class GoPeer implements AutoCloseable {
-  // Bounded, but generous: five helpers share two cores, and the first connect pays for warm-up.
+  // Bounded, but generous: the test machine's two cores are shared with other builds, and the first
+  // connect pays for warm-up.
   static final Duration WAIT = Duration.ofSeconds(20);
   static final String APT_PACKAGES = "golang-go golang-google-grpc-dev golang-google-protobuf-dev";
   private static final Logger log = LoggerFactory.getLogger(GoPeer.class);
