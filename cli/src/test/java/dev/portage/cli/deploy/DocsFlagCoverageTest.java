@@ -53,6 +53,12 @@ class DocsFlagCoverageTest {
   }
 
   @Test
+  void klogsFlagsAreOnTheCorePage() throws IOException {
+    String page = Files.readString(ROOT.resolve("docs/core.md"));
+    assertThat(KLOG).as("klog flags missing from docs/core.md").allMatch(name -> documented(name, page));
+  }
+
+  @Test
   void theGlobalFlagsAreOnTheCorePage() throws IOException {
     CommandSpec top = PortageCommand.commandLine().getCommandSpec();
 
@@ -81,11 +87,16 @@ class DocsFlagCoverageTest {
         continue;
       }
       for (String name : o.names()) {
-        if (name.startsWith("--") && !Pattern.compile("`" + Pattern.quote(name) + "[`= \\[]").matcher(page).find()) {
+        if (name.startsWith("--") && !documented(name, page)) {
           missing.add(name);
         }
       }
     }
     return missing;
+  }
+
+  /** Whether the page writes the flag as {@code `--name`}, {@code `--name=...`}, {@code `--name VALUE`} or {@code `--name[=...]`}. */
+  private static boolean documented(String name, String page) {
+    return Pattern.compile("`" + Pattern.quote(name) + "[`= \\[]").matcher(page).find();
   }
 }
