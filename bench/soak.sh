@@ -4,10 +4,10 @@
 # each of them, kills and restarts agent, server replica and control plane and stops the hub's
 # upstream at seeded random times, samples RSS/threads/fds every 5 s, prints a Markdown report and
 # exits 1 on a checksum failure, leak, crash or component that never came back (2: setup failed).
-#   bench/soak.sh                       # 5 minutes, report appended to docs/benchmarks-soak.md
+#   bench/soak.sh                       # 5 minutes, report written to docs/bench-results/soak-latest.md
 #   bench/soak.sh --duration 30s        # smoke run; shorter than 2 minutes: stdout only
 #   bench/soak.sh --seed 42 --workers 8 --churn-interval 3s --heap 256m --work-dir DIR --label TEXT
-#   bench/soak.sh --no-append           # never append to docs/benchmarks-soak.md
+#   bench/soak.sh --no-report           # print the report only (--no-append: the same)
 set -euo pipefail
 
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
@@ -28,11 +28,11 @@ find_java() {
 java=$(find_java)
 java_home=$(dirname "$(dirname "$(readlink -f "$java")")")
 
-duration=5m append=1 args=()
+duration=5m report=1 args=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --duration) duration=$2; shift 2 ;;
-    --no-append) append=0; shift ;;
+    --no-report|--no-append) report=0; shift ;;
     *) args+=("$1"); shift ;;
   esac
 done
@@ -53,8 +53,8 @@ stale "$bench_jar" "$root"/{api,core,tunnel,control}/src/main "$root/bench/src/m
 
 # Runs of 2 minutes or more are recorded; shorter (smoke) runs only print.
 secs=$(python3 -c 'import re,sys; m=re.fullmatch(r"(?:(\d+)m)?(?:(\d+)s)?", sys.argv[1]); print(int(m.group(1) or 0)*60+int(m.group(2) or 0) if m else 0)' "$duration" 2>/dev/null || echo 0)
-if [[ $append == 1 && $secs -ge 120 ]]; then
-  args+=(--append-to "$root/docs/benchmarks-soak.md")
+if [[ $report == 1 && $secs -ge 120 ]]; then
+  args+=(--report-to "$root/docs/bench-results/soak-latest.md")
 fi
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 has_label=0

@@ -282,10 +282,10 @@ public final class Soak {
         faults.windows(), sampler.crashes(), exits, warmup, manifests.changes(), stuck, convergence));
     out.println();
     out.println(report.markdown());
-    if (options.appendTo() != null) {
-      Files.writeString(options.appendTo(), "\n" + report.markdown(), StandardCharsets.UTF_8,
-          StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-      out.println("soak: report appended to " + options.appendTo());
+    if (options.reportTo() != null) {
+      // Written whole, never appended: the results page keeps one current result, copied by hand.
+      Files.writeString(options.reportTo(), report.markdown(), StandardCharsets.UTF_8);
+      out.println("soak: report written to " + options.reportTo());
     }
     out.println("soak: logs, manifests, churn.log and samples.csv in " + work);
     return report.problems().isEmpty() ? 0 : 1;

@@ -8,14 +8,14 @@ import java.time.Duration;
  * The soak's command line ({@code --name value} pairs; see {@link Soak}). Immutable.
  *
  * @param jar the runnable portage.jar the components run from
- * @param appendTo Markdown file the report is appended to; null: stdout only
+ * @param reportTo Markdown file the report is written to (replacing an older report); null: stdout only
  */
-record SoakOptions(Duration duration, long seed, int workers, Path jar, Path workDir, Path appendTo,
+record SoakOptions(Duration duration, long seed, int workers, Path jar, Path workDir, Path reportTo,
     Duration churnInterval, String heap, String label) {
 
   static final String USAGE = """
       usage: Soak --jar cli/target/portage.jar [--duration 5m] [--seed N] [--workers 8]
-                  [--churn-interval 3s] [--heap 256m] [--work-dir DIR] [--append-to FILE] [--label TEXT]""";
+                  [--churn-interval 3s] [--heap 256m] [--work-dir DIR] [--report-to FILE] [--label TEXT]""";
 
   SoakOptions {
     if (duration.compareTo(Duration.ofSeconds(20)) < 0 || duration.compareTo(Duration.ofMinutes(10)) > 0) {
@@ -35,7 +35,7 @@ record SoakOptions(Duration duration, long seed, int workers, Path jar, Path wor
     int workers = 8;
     Path jar = null;
     Path workDir = null;
-    Path appendTo = null;
+    Path reportTo = null;
     Duration churn = Duration.ofSeconds(3);
     String heap = "256m";
     String label = "";
@@ -51,7 +51,7 @@ record SoakOptions(Duration duration, long seed, int workers, Path jar, Path wor
         case "--workers" -> workers = Integer.parseInt(v);
         case "--jar" -> jar = Path.of(v);
         case "--work-dir" -> workDir = Path.of(v);
-        case "--append-to" -> appendTo = Path.of(v);
+        case "--report-to" -> reportTo = Path.of(v);
         case "--churn-interval" -> churn = GoDurations.parse(v);
         case "--heap" -> heap = v;
         case "--label" -> label = v;
@@ -61,6 +61,6 @@ record SoakOptions(Duration duration, long seed, int workers, Path jar, Path wor
     if (jar == null) {
       throw new IllegalArgumentException("--jar is required\n" + USAGE);
     }
-    return new SoakOptions(duration, seed, workers, jar, workDir, appendTo, churn, heap, label);
+    return new SoakOptions(duration, seed, workers, jar, workDir, reportTo, churn, heap, label);
   }
 }
