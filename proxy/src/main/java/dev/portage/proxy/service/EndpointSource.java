@@ -27,12 +27,7 @@ interface EndpointSource extends AutoCloseable {
    */
   static EndpointSource fromConfig(ServiceProxyConfig config, TimeSource time, Runnable onError) {
     if (config.kubernetes()) {
-      try {
-        return KubernetesEndpointSource.fromKubeconfig(config.kubeconfig(), config.bindAddress());
-      } catch (IOException e) {
-        throw new IllegalArgumentException(
-            "kubeconfig: " + config.kubeconfig() + ": cannot read: " + e.getMessage(), e);
-      }
+      throw new IllegalArgumentException("the Kubernetes source is a KubernetesServiceSource, not an EndpointSource");
     }
     FileEndpointSource file = new FileEndpointSource(config.endpointsFile(), true, onError);
     if (config.destinationAddr() != null) {

@@ -1,10 +1,25 @@
 package dev.portage.proxy.service;
 
+import dev.portage.core.admin.AdminResponse;
 import dev.portage.core.admin.AdminServer;
 import dev.portage.core.admin.HealthCheck;
 import dev.portage.core.net.NettyTransport;
 import dev.portage.core.ratelimit.BoundedFrequencyRunner;
 import dev.portage.core.time.TimeSource;
+import dev.portage.proxy.service.model.ClusterSnapshot;
+import dev.portage.proxy.service.model.Protocol;
+import dev.portage.proxy.service.model.ServiceEndpoint;
+import dev.portage.proxy.service.model.ServicePort;
+import dev.portage.proxy.service.nftables.Conntrack;
+import dev.portage.proxy.service.nftables.NftException;
+import dev.portage.proxy.service.nftables.Nft;
+import dev.portage.proxy.service.nftables.NftablesProxier;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.RecvByteBufAllocator;
@@ -24,12 +39,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * kube-proxy-style L4 service proxy: one TCP listener per service port, each accepted connection
- * relayed to an endpoint chosen by the service's balancer. Services and endpoints come from an
- * endpoint source (a YAML file, Kubernetes EndpointSlices, or the control plane's Destination API);
- * every change asks one {@link BoundedFrequencyRunner} for a sync, which opens and closes listeners
- * and updates balancers, at most {@code syncBurst} times back to back and then once per {@code
- * minSyncPeriod}, and at least once per {@code syncPeriod}.
+ * kube-proxy-style service proxy with two data planes behind one sync loop. Every change from the
+ * source asks one {@link BoundedFrequencyRunner} for a sync ({@code syncBurst} back to back, then one
+ * per {@code minSyncPeriod}):
+ *
+ * <ul>
+ *   <li>{@code nftables} (Kubernetes source): the sync programs the kernel through {@link
+ *       NftablesProxier}; traffic to a ClusterIP, NodePort, external or LB IP is DNATed to an
+ *       endpoint and never passes through this process. The table is rewritten whole at start and
+ *       every {@code fullSyncPeriod}, in between only where Services changed.
+ *   <li>{@code userspace}: one TCP listener per Service port, each accepted connection relayed to an
+ *       endpoint chosen by the service's balancer. With the Kubernetes source the listeners take
+ *       ports of their own and nftables redirects each Service address to its listener, so Services
+ *       sharing a port do not collide; with a file or the Destination API the file names the
+ *       listen addresses.
+ * </ul>
  *
  * <p>{@link #start()} and {@link #close()} are called once each, from a thread that is not an event
  * loop; the accessors are thread-safe. Syncs run on the injected scheduler.
@@ -42,7 +66,16 @@ public final class ServiceProxy implements AutoCloseable {
   private final TimeSource time;
   private final PrometheusRegistry registry;
   private final ServiceProxyMetrics metrics;
-  private final EndpointSource source;
+  private final EndpointSource source; // null with the Kubernetes source
+  private final KubernetesServiceSource cluster; // null without it
+  private final NftablesProxier kernel; // null when no nftables rules are programmed
+  private final KubeProxyMetrics kubeMetrics;
+  private final ProxyHealth health;
+  private final AtomicLong changes = new AtomicLong();
+  /** Trigger times already observed for the network programming metric, by port id; sync only. */
+  private final Map<String, Instant> observedTriggers = new HashMap<>();
+  private long lastFullSync; // ticker time; sync only
+  private volatile ClusterSnapshot applied; // the last snapshot a sync applied
   private final Set<ProxiedConnection> live = ConcurrentHashMap.newKeySet();
   /** Written by the sync only (serialised by the runner); read by accessors. */
   private final Map<String, ServiceListener> listeners = new ConcurrentHashMap<>();
@@ -53,26 +86,66 @@ public final class ServiceProxy implements AutoCloseable {
   private EventLoopGroup group; // guarded by this
   private ListenerContext context; // set by start(), read by the sync
   private AdminServer admin; // guarded by this
+  private AdminServer healthServer; // guarded by this
   private boolean started; // guarded by this
   private boolean closed; // guarded by this
 
   /** A proxy over the endpoint source {@code config} names. Nothing runs until {@link #start()}. */
   public ServiceProxy(ServiceProxyConfig config, TimeSource time, PrometheusRegistry registry) {
-    this(config, null, time, registry);
+    this(config, (EndpointSource) null, time, registry);
   }
 
   /** A proxy over {@code source} (tests), or over the source {@code config} names when null. */
   ServiceProxy(
       ServiceProxyConfig config, EndpointSource source, TimeSource time, PrometheusRegistry registry) {
+    this(config, source, null, time, registry);
+  }
+
+  /** A proxy over the Kubernetes source {@code cluster} (tests). */
+  ServiceProxy(
+      ServiceProxyConfig config, KubernetesServiceSource cluster, TimeSource time, PrometheusRegistry registry) {
+    this(config, null, cluster, time, registry);
+  }
+
+  private ServiceProxy(
+      ServiceProxyConfig config, EndpointSource source, KubernetesServiceSource cluster, TimeSource time,
+      PrometheusRegistry registry) {
     this.config = Objects.requireNonNull(config, "config");
     this.time = Objects.requireNonNull(time, "time");
     this.registry = Objects.requireNonNull(registry, "registry");
     this.metrics = new ServiceProxyMetrics(registry);
-    this.source = source != null ? source : EndpointSource.fromConfig(config, time, metrics::sourceError);
+    this.kubeMetrics = new KubeProxyMetrics(registry);
+    this.health = new ProxyHealth(time.ticker(), time.wall(), config.syncPeriod(), kubeMetrics);
+    if (config.kubernetes()) {
+      this.source = null;
+      this.cluster = cluster != null ? cluster : kubernetesSource(config);
+      boolean program = config.proxyMode() == ProxyMode.NFTABLES || config.kernelRules();
+      this.kernel = program
+          ? new NftablesProxier(config.nftables(), new Nft(config.nftCommand()),
+              config.proxyMode() == ProxyMode.NFTABLES ? new Conntrack(config.conntrackCommand()) : null)
+          : null;
+    } else {
+      this.source = source != null ? source : EndpointSource.fromConfig(config, time, metrics::sourceError);
+      this.cluster = null;
+      this.kernel = null;
+    }
+    // In nftables mode nothing needs re-checking between changes: kube-proxy's runner wakes up once
+    // per full-sync period on its own; syncPeriod is the retry delay after a failure.
+    Duration maxInterval = config.proxyMode() == ProxyMode.NFTABLES ? config.fullSyncPeriod() : config.syncPeriod();
     this.runner =
         new BoundedFrequencyRunner(
-            "service-proxy-sync", this::sync, config.minSyncPeriod(), config.syncPeriod(),
+            "service-proxy-sync", this::sync, config.minSyncPeriod(), maxInterval,
             config.syncBurst(), time);
+    this.lastFullSync = time.ticker().nanoTime();
+  }
+
+  private static KubernetesServiceSource kubernetesSource(ServiceProxyConfig config) {
+    try {
+      return KubernetesServiceSource.fromKubeconfig(config.kubeconfig(), config.hostname());
+    } catch (IOException e) {
+      throw new IllegalArgumentException(
+          "kubeconfig: " + config.kubeconfig() + ": cannot read: " + e.getMessage(), e);
+    }
   }
 
   /**
@@ -98,7 +171,11 @@ public final class ServiceProxy implements AutoCloseable {
           transport, group, time.ticker(), metrics, config.dialTimeouts(), reads, live);
     }
     try {
-      source.start(this::onState);
+      if (cluster != null) {
+        cluster.start(this::onClusterChange);
+      } else {
+        source.start(this::onState);
+      }
       runner.start();
       if (config.adminPort() >= 0) {
         AdminServer server =
@@ -108,6 +185,7 @@ public final class ServiceProxy implements AutoCloseable {
                 .registry(registry)
                 .readinessCheck("sync", this::readiness)
                 .dashboard(DashboardState.COMPONENT, new DashboardState(this))
+                .route("/proxyMode", request -> AdminResponse.text(200, config.proxyMode().flag()))
                 .wallClock(time.wall())
                 .build();
         synchronized (this) {
@@ -115,12 +193,27 @@ public final class ServiceProxy implements AutoCloseable {
         }
         server.start();
       }
+      if (config.healthzPort() >= 0) {
+        AdminServer server =
+            AdminServer.builder()
+                .bindAddress(config.healthzBindAddress())
+                .port(config.healthzPort())
+                .registry(registry)
+                .route("/healthz", request -> health.healthz())
+                .route("/livez", request -> health.livez())
+                .wallClock(time.wall())
+                .build();
+        synchronized (this) {
+          healthServer = server;
+        }
+        server.start();
+      }
     } catch (IOException | RuntimeException e) {
       close();
       throw e;
     }
-    log.info("Service proxy started ({}, min sync {}, sync {})",
-        source, config.minSyncPeriod(), config.syncPeriod());
+    log.info("Service proxy started (mode {}, {}, min sync {}, sync {})",
+        config.proxyMode().flag(), cluster != null ? cluster : source, config.minSyncPeriod(), config.syncPeriod());
     return this;
   }
 
@@ -133,6 +226,24 @@ public final class ServiceProxy implements AutoCloseable {
   /** Names of the services with an open listener. */
   public Set<String> services() {
     return new TreeSet<>(listeners.keySet());
+  }
+
+  /**
+   * kube-proxy's health listener's bound address.
+   *
+   * @throws IllegalStateException if it is disabled or not started
+   */
+  public synchronized InetSocketAddress healthzAddress() {
+    if (healthServer == null) {
+      throw new IllegalStateException("health listener not running");
+    }
+    return healthServer.localAddress();
+  }
+
+  /** The Service ports the last successful sync applied (empty before one). */
+  public Set<String> servicePorts() {
+    ClusterSnapshot snapshot = applied;
+    return snapshot == null ? Set.of() : new TreeSet<>(snapshot.ports().keySet());
   }
 
   /**
@@ -197,6 +308,7 @@ public final class ServiceProxy implements AutoCloseable {
   public void close() {
     EventLoopGroup g;
     AdminServer a;
+    AdminServer h;
     synchronized (this) {
       if (closed) {
         return;
@@ -204,8 +316,13 @@ public final class ServiceProxy implements AutoCloseable {
       closed = true;
       g = group;
       a = admin;
+      h = healthServer;
     }
-    source.close();
+    if (cluster != null) {
+      cluster.close();
+    } else {
+      source.close();
+    }
     runner.close(); // waits for a running sync, so listeners is stable from here on
     for (ServiceListener listener : listeners.values()) {
       listener.close();
@@ -217,6 +334,9 @@ public final class ServiceProxy implements AutoCloseable {
     if (a != null) {
       a.close();
     }
+    if (h != null) {
+      h.close();
+    }
     if (g != null) {
       g.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
     }
@@ -225,6 +345,14 @@ public final class ServiceProxy implements AutoCloseable {
 
   private void onState(Map<String, ServiceSpec> state) {
     desired = Map.copyOf(state);
+    changes.incrementAndGet();
+    health.queued();
+    runner.run();
+  }
+
+  private void onClusterChange() {
+    changes.incrementAndGet();
+    health.queued();
     runner.run();
   }
 
@@ -232,13 +360,117 @@ public final class ServiceProxy implements AutoCloseable {
     return synced ? HealthCheck.Result.ok() : HealthCheck.Result.failed("no sync of the endpoint source yet");
   }
 
-  /** The runner's function: brings listeners and balancers to the desired state in one pass. */
+  /** The runner's function: brings the data plane to the source's state in one pass. */
   private void sync() {
+    long seen = changes.get();
+    long started = time.ticker().nanoTime();
+    if (cluster != null) {
+      syncCluster(seen, started);
+      return;
+    }
     Map<String, ServiceSpec> want = desired;
     if (want == null) {
       return; // the source has delivered nothing yet; the periodic run comes back
     }
-    long started = time.ticker().nanoTime();
+    boolean failed = syncListeners(want, started);
+    health.applied(started, changes.get() != seen);
+    if (failed) {
+      runner.retryAfter(config.syncPeriod().dividedBy(2)); // a busy port may free up; try before the periodic run
+    }
+  }
+
+  /** One sync with the Kubernetes source: listeners (userspace), then the kernel's table. */
+  private void syncCluster(long seen, long started) {
+    ClusterSnapshot snapshot = cluster.snapshot();
+    if (snapshot == null) {
+      return; // informers not synced yet: kube-proxy writes no rules before both have listed
+    }
+    Map<String, Integer> redirects = null;
+    boolean failed = false;
+    if (config.proxyMode() == ProxyMode.USERSPACE) {
+      failed = syncListeners(userspaceSpecs(snapshot), started);
+      redirects = new HashMap<>();
+      for (Map.Entry<String, ServiceListener> entry : listeners.entrySet()) {
+        redirects.put(entry.getKey(), entry.getValue().localAddress().getPort());
+      }
+    }
+    if (kernel != null) {
+      boolean full = time.ticker().nanoTime() - lastFullSync >= config.fullSyncPeriod().toNanos();
+      if (full) {
+        kernel.requireFullSync();
+      }
+      try {
+        NftablesProxier.SyncResult result = kernel.sync(snapshot, redirects);
+        if (result.full()) {
+          lastFullSync = time.ticker().nanoTime();
+        }
+        long took = time.ticker().nanoTime() - started;
+        kubeMetrics.synced(result.full(), took, time.wall().instant().toEpochMilli() / 1000.0);
+        if (result.applied()) {
+          log.debug("Sync: {} ({} Service ports changed, {} commands) in {} ms",
+              result.full() ? "full" : "partial", result.changedPorts(), result.commands(), took / 1_000_000);
+        }
+      } catch (NftException e) {
+        kubeMetrics.syncFailed();
+        log.warn("Sync failed, retrying in {} with a full resync: {}", config.syncPeriod(), e.getMessage());
+        runner.retryAfter(config.syncPeriod());
+        return; // not applied: health keeps counting from the oldest pending change
+      }
+    }
+    applied = snapshot;
+    synced = true;
+    observeProgramming(snapshot);
+    metrics.synced(time.ticker().nanoTime() - started, listeners.size());
+    health.applied(started, changes.get() != seen);
+    if (failed) {
+      runner.retryAfter(config.syncPeriod().dividedBy(2));
+    }
+  }
+
+  /** kube-proxy's network programming latency: trigger time of an endpoint change to programmed. */
+  private void observeProgramming(ClusterSnapshot snapshot) {
+    Instant now = time.wall().instant();
+    snapshot.changeTriggers().forEach((id, trigger) -> {
+      Instant seen = observedTriggers.put(id, trigger);
+      if (seen == null || trigger.isAfter(seen)) {
+        kubeMetrics.programmed(Duration.between(trigger, now));
+      }
+    });
+    observedTriggers.keySet().retainAll(snapshot.changeTriggers().keySet());
+  }
+
+  /**
+   * The relay's services for a snapshot: one per TCP Service port, listening on a port of its own
+   * (0: the kernel picks) on the bind address, over the endpoints in-cluster traffic may use.
+   */
+  private Map<String, ServiceSpec> userspaceSpecs(ClusterSnapshot snapshot) {
+    InetAddress host;
+    try {
+      host = InetAddress.getByName(config.bindAddress());
+    } catch (UnknownHostException e) {
+      throw new IllegalArgumentException("bindAddress: " + config.bindAddress() + " (unknown host)", e);
+    }
+    Map<String, ServiceSpec> specs = new HashMap<>();
+    for (ServicePort port : snapshot.ports().values()) {
+      if (port.protocol() != Protocol.TCP) {
+        continue; // the relay is TCP only; UDP and SCTP need --proxy-mode nftables
+      }
+      List<InetSocketAddress> endpoints = new ArrayList<>();
+      for (ServiceEndpoint endpoint : port.internalEndpoints()) {
+        endpoints.add(new InetSocketAddress(InetAddresses.forIpv4(endpoint.ip()), endpoint.port()));
+      }
+      specs.put(port.id(), new ServiceSpec(port.id(), new InetSocketAddress(host, 0), endpoints,
+          BalancerKind.ROUND_ROBIN, port.affinityTimeout(), null));
+    }
+    return specs;
+  }
+
+  /**
+   * Opens, closes and updates listeners to match {@code want}.
+   *
+   * @return whether some listener could not be opened
+   */
+  private boolean syncListeners(Map<String, ServiceSpec> want, long started) {
     boolean failed = false;
     for (Iterator<Map.Entry<String, ServiceListener>> it = listeners.entrySet().iterator(); it.hasNext(); ) {
       Map.Entry<String, ServiceListener> entry = it.next();
@@ -271,11 +503,11 @@ public final class ServiceProxy implements AutoCloseable {
       }
       listener.expireAffinity();
     }
-    synced = true;
-    metrics.synced(time.ticker().nanoTime() - started, listeners.size());
-    if (failed) {
-      runner.retryAfter(config.syncPeriod().dividedBy(2)); // a busy port may free up; try before the periodic run
+    if (cluster == null) {
+      synced = true;
+      metrics.synced(time.ticker().nanoTime() - started, listeners.size());
     }
+    return failed;
   }
 
   private void closeConnections(String service, Set<String> keep) {

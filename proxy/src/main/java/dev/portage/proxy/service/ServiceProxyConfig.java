@@ -16,7 +16,8 @@ import java.util.Objects;
  * @param kubernetes whether to read Services and EndpointSlices from the Kubernetes API
  * @param kubeconfig kubeconfig file for the Kubernetes source, or null for the default lookup
  * @param destinationAddr control plane Destination API {@code host:port}, or null
- * @param bindAddress host the Kubernetes source's listeners bind (with each Service port)
+ * @param bindAddress host the userspace relay's listeners for Kubernetes Services bind (on ports of
+ *     the proxy's choosing, which nftables redirects Service addresses to)
  * @param minSyncPeriod least time between syncs beyond the burst (kube-proxy {@code --min-sync-period})
  * @param syncPeriod most time between syncs (kube-proxy {@code --sync-period})
  * @param syncBurst syncs allowed back to back (kube-proxy: 2)
@@ -29,6 +30,18 @@ import java.util.Objects;
  * @param ioThreads event loop threads; 0 means Netty's default
  * @param maxReadSize the most bytes one socket read of a relayed connection may take (Netty's
  *     adaptive reads grow toward it only while reads fill their buffer, i.e. on bulk transfers)
+ * @param proxyMode how traffic moves: {@code NFTABLES} (kernel DNAT; needs the Kubernetes source) or
+ *     {@code USERSPACE} (relay)
+ * @param nftables the nftables table's layout (both modes program it for Kubernetes Services)
+ * @param kernelRules whether the userspace mode programs nftables redirects of Service addresses to
+ *     its listeners (off: listeners only, reachable on their own ports; for tests and for running
+ *     without root)
+ * @param nftCommand the {@code nft} command (with any prefix)
+ * @param conntrackCommand the {@code conntrack} command (with any prefix)
+ * @param hostname this node's name; endpoints on it are local (kube-proxy's {@code --hostname-override})
+ * @param fullSyncPeriod how often the nftables table is rewritten whole (kube-proxy: 1 h)
+ * @param healthzBindAddress host of kube-proxy's health server ({@code /healthz}, {@code /livez})
+ * @param healthzPort its port (kube-proxy: 10256); 0 picks one, negative disables it
  */
 public record ServiceProxyConfig(
     Path endpointsFile,
@@ -44,7 +57,16 @@ public record ServiceProxyConfig(
     boolean closeRemovedEndpointConnections,
     List<Duration> dialTimeouts,
     int ioThreads,
-    int maxReadSize) {
+    int maxReadSize,
+    ProxyMode proxyMode,
+    dev.portage.proxy.service.nftables.NftablesOptions nftables,
+    boolean kernelRules,
+    List<String> nftCommand,
+    List<String> conntrackCommand,
+    String hostname,
+    Duration fullSyncPeriod,
+    String healthzBindAddress,
+    int healthzPort) {
 
   /** kube-proxy userspace's {@code EndpointDialTimeouts}. */
   public static final List<Duration> DEFAULT_DIAL_TIMEOUTS =
@@ -63,6 +85,9 @@ public record ServiceProxyConfig(
 
   /** kube-proxy's metrics port. */
   public static final int DEFAULT_ADMIN_PORT = 10249;
+
+  /** kube-proxy's health port. */
+  public static final int DEFAULT_HEALTHZ_PORT = 10256;
 
   public ServiceProxyConfig {
     Objects.requireNonNull(bindAddress, "bindAddress");
@@ -112,6 +137,40 @@ public record ServiceProxyConfig(
       throw new IllegalArgumentException("maxReadSize: " + maxReadSize + " (expected: >= "
           + MIN_MAX_READ_SIZE + " and <= " + MAX_MAX_READ_SIZE + ")");
     }
+    Objects.requireNonNull(proxyMode, "proxyMode");
+    Objects.requireNonNull(nftables, "nftables");
+    nftCommand = List.copyOf(Objects.requireNonNull(nftCommand, "nftCommand"));
+    conntrackCommand = List.copyOf(Objects.requireNonNull(conntrackCommand, "conntrackCommand"));
+    Objects.requireNonNull(fullSyncPeriod, "fullSyncPeriod");
+    Objects.requireNonNull(healthzBindAddress, "healthzBindAddress");
+    if (proxyMode == ProxyMode.NFTABLES && !kubernetes) {
+      throw new IllegalArgumentException(
+          "proxyMode: nftables (expected: with --kubernetes or --kubeconfig; the file and Destination"
+              + " sources have no Service addresses to program, use --proxy-mode userspace)");
+    }
+    if (nftCommand.isEmpty() || conntrackCommand.isEmpty()) {
+      throw new IllegalArgumentException("nftCommand/conntrackCommand: [] (expected: a command)");
+    }
+    if (fullSyncPeriod.compareTo(minSyncPeriod) < 0 || fullSyncPeriod.isZero()) {
+      throw new IllegalArgumentException(
+          "fullSyncPeriod: " + fullSyncPeriod + " (expected: > 0 and >= minSyncPeriod " + minSyncPeriod + ")");
+    }
+    if (healthzPort > 65535) {
+      throw new IllegalArgumentException("healthzPort: " + healthzPort + " (expected: <= 65535)");
+    }
+  }
+
+  /** The node name kube-proxy uses when none is given: the host name, lower-cased. */
+  public static String defaultHostname() {
+    String name = System.getenv("NODE_NAME");
+    if (name == null || name.isBlank()) {
+      try {
+        name = java.net.InetAddress.getLocalHost().getHostName();
+      } catch (java.net.UnknownHostException e) {
+        name = "localhost";
+      }
+    }
+    return name.strip().toLowerCase(java.util.Locale.ROOT);
   }
 
   /** A builder with kube-proxy's defaults and no source chosen yet. */
@@ -135,8 +194,66 @@ public record ServiceProxyConfig(
     private List<Duration> dialTimeouts = DEFAULT_DIAL_TIMEOUTS;
     private int ioThreads;
     private int maxReadSize = DEFAULT_MAX_READ_SIZE;
+    private ProxyMode proxyMode;
+    private dev.portage.proxy.service.nftables.NftablesOptions nftables =
+        dev.portage.proxy.service.nftables.NftablesOptions.defaults();
+    private boolean kernelRules = true;
+    private List<String> nftCommand = List.of("nft");
+    private List<String> conntrackCommand = List.of("conntrack");
+    private String hostname;
+    private Duration fullSyncPeriod = Duration.ofHours(1);
+    private String healthzBindAddress = "0.0.0.0";
+    private int healthzPort = -1; // the CLI passes 10256; embedded proxies (tests, quickstart) opt in
 
     private Builder() {}
+
+    /** The data plane; by default nftables with the Kubernetes source, userspace otherwise. */
+    public Builder proxyMode(ProxyMode mode) {
+      this.proxyMode = mode;
+      return this;
+    }
+
+    public Builder nftables(dev.portage.proxy.service.nftables.NftablesOptions options) {
+      this.nftables = options;
+      return this;
+    }
+
+    /** Whether userspace mode redirects Service addresses to its listeners with nftables (default true). */
+    public Builder kernelRules(boolean program) {
+      this.kernelRules = program;
+      return this;
+    }
+
+    public Builder nftCommand(List<String> command) {
+      this.nftCommand = command;
+      return this;
+    }
+
+    public Builder conntrackCommand(List<String> command) {
+      this.conntrackCommand = command;
+      return this;
+    }
+
+    /** This node's name; null means {@link ServiceProxyConfig#defaultHostname()}. */
+    public Builder hostname(String name) {
+      this.hostname = name;
+      return this;
+    }
+
+    public Builder fullSyncPeriod(Duration period) {
+      this.fullSyncPeriod = period;
+      return this;
+    }
+
+    public Builder healthzBindAddress(String host) {
+      this.healthzBindAddress = host;
+      return this;
+    }
+
+    public Builder healthzPort(int port) {
+      this.healthzPort = port;
+      return this;
+    }
 
     public Builder endpointsFile(Path file) {
       this.endpointsFile = file;
@@ -219,10 +336,13 @@ public record ServiceProxyConfig(
 
     /** @throws IllegalArgumentException if the options do not fit together */
     public ServiceProxyConfig build() {
+      ProxyMode mode = proxyMode != null ? proxyMode : kubernetes ? ProxyMode.NFTABLES : ProxyMode.USERSPACE;
       return new ServiceProxyConfig(
           endpointsFile, kubernetes, kubeconfig, destinationAddr, bindAddress, minSyncPeriod,
           syncPeriod, syncBurst, adminBindAddress, adminPort, closeRemovedEndpointConnections,
-          dialTimeouts, ioThreads, maxReadSize);
+          dialTimeouts, ioThreads, maxReadSize, mode, nftables, kernelRules, nftCommand,
+          conntrackCommand, hostname != null ? hostname : defaultHostname(), fullSyncPeriod,
+          healthzBindAddress, healthzPort);
     }
   }
 }

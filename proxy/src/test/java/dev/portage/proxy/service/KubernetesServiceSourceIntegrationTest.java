@@ -8,6 +8,9 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
+import dev.portage.proxy.service.model.Protocol;
+import dev.portage.proxy.service.model.ServiceEndpoint;
+import dev.portage.proxy.service.model.ServicePort;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -23,9 +26,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** Services and EndpointSlices from a Kubernetes API mock server (CRUD mode) drive the proxy. */
+/**
+ * Services and EndpointSlices from a Kubernetes API mock server (CRUD mode) drive the userspace relay
+ * (listeners only: the kernel's redirects are tested in the network namespace tests).
+ */
 @EnableKubernetesMockClient(crud = true)
-class KubernetesEndpointSourceIntegrationTest {
+class KubernetesServiceSourceIntegrationTest {
 
   static KubernetesClient client;
 
@@ -68,7 +74,7 @@ class KubernetesEndpointSourceIntegrationTest {
   private static EndpointSlice slice(String name, String service, int port, String ip, boolean ready) {
     return new EndpointSliceBuilder()
         .withNewMetadata().withName(name).withNamespace("default")
-        .addToLabels(KubernetesEndpointSource.SERVICE_NAME_LABEL, service).endMetadata()
+        .addToLabels(ServicePorts.SERVICE_NAME_LABEL, service).endMetadata()
         .withAddressType("IPv4")
         .addNewPort().withName("http").withPort(port).withProtocol("TCP").endPort()
         .addNewEndpoint().withAddresses(ip).withNewConditions().withReady(ready).endConditions().endEndpoint()
@@ -82,10 +88,10 @@ class KubernetesEndpointSourceIntegrationTest {
   }
 
   private void startProxy() throws IOException {
-    ServiceProxyConfig config =
-        ServiceProxyConfig.builder().kubernetes(true).bindAddress("127.0.0.1").adminPort(-1).ioThreads(1).build();
+    ServiceProxyConfig config = ServiceProxyConfig.builder().kubernetes(true).proxyMode(ProxyMode.USERSPACE)
+        .kernelRules(false).bindAddress("127.0.0.1").adminPort(-1).ioThreads(1).build();
     proxy = new ServiceProxy(
-        config, new KubernetesEndpointSource(client, false, "127.0.0.1"), clock.timeSource(), new PrometheusRegistry());
+        config, new KubernetesServiceSource(client, false, "node-1"), clock.timeSource(), new PrometheusRegistry());
     proxy.start();
   }
 
@@ -98,18 +104,20 @@ class KubernetesEndpointSourceIntegrationTest {
   }
 
   @Test
-  void servicePortsGetListenersOverTheReadyEndpointsOfTheirSlices() throws Exception {
-    int port = freePort();
-    client.services().resource(service("web", "10.96.0.10", port, "None")).create();
+  void servicePortsGetListenersOfTheirOwnOverTheReadyEndpointsOfTheirSlices() throws Exception {
+    client.services().resource(service("web", "10.96.0.10", 80, "None")).create();
+    client.services().resource(service("web2", "10.96.0.11", 80, "None")).create(); // same port: no clash
     client.discovery().v1().endpointSlices().resource(slice("web-a", "web", a.address().getPort(), "127.0.0.1", true)).create();
     client.discovery().v1().endpointSlices().resource(slice("web-b", "web", b.address().getPort(), "127.0.0.1", true)).create();
     client.discovery().v1().endpointSlices().resource(slice("web-c", "web", a.address().getPort(), "127.0.0.9", false)).create();
     startProxy();
 
     awaitSynced(() -> proxy.endpoints("default/web:http").size() == 2);
-    assertThat(proxy.services()).containsExactly("default/web:http"); // the UDP port is not proxied
+    // the UDP ports are not relayed; both Services on port 80 get a listener of their own
+    assertThat(proxy.services()).containsExactly("default/web2:http", "default/web:http");
     InetSocketAddress web = proxy.localAddress("default/web:http");
-    assertThat(web).isEqualTo(new InetSocketAddress("127.0.0.1", port));
+    assertThat(web.getAddress().getHostAddress()).isEqualTo("127.0.0.1");
+    assertThat(web.getPort()).isNotEqualTo(80).isNotEqualTo(proxy.localAddress("default/web2:http").getPort());
     assertThat(List.of(TestClient.greeting(web), TestClient.greeting(web))).containsExactlyInAnyOrder("a", "b");
 
     client.discovery().v1().endpointSlices().inNamespace("default").withName("web-a").delete();
@@ -117,12 +125,12 @@ class KubernetesEndpointSourceIntegrationTest {
     assertThat(TestClient.greeting(web)).isEqualTo("b");
 
     client.services().inNamespace("default").withName("web").delete();
+    client.services().inNamespace("default").withName("web2").delete();
     awaitSynced(() -> proxy.services().isEmpty());
   }
 
   @Test
-  void stateFollowsKubeProxyRules() throws Exception {
-    KubernetesEndpointSource source = new KubernetesEndpointSource(client, false, "127.0.0.1");
+  void portsFollowKubeProxyRules() {
     Service headless = service("headless", "None", 8080, "None");
     Service external = new ServiceBuilder(service("ext", "", 8081, "None"))
         .editSpec().withType("ExternalName").withExternalName("example.com").endSpec().build();
@@ -133,21 +141,23 @@ class KubernetesEndpointSourceIntegrationTest {
         .build();
     EndpointSlice unnamedSlice = new EndpointSliceBuilder()
         .withNewMetadata().withName("plain-1").withNamespace("default")
-        .addToLabels(KubernetesEndpointSource.SERVICE_NAME_LABEL, "plain").endMetadata()
+        .addToLabels(ServicePorts.SERVICE_NAME_LABEL, "plain").endMetadata()
         .withAddressType("IPv4")
         .addNewPort().withPort(9000).endPort()
-        .addNewEndpoint().withAddresses("10.1.0.1", "10.1.0.2").endEndpoint() // no conditions: ready
+        .addNewEndpoint().withAddresses("10.1.0.1").withNodeName("node-1").endEndpoint() // no conditions: ready
+        .addNewEndpoint().withAddresses("10.1.0.2").endEndpoint()
         .build();
 
-    Map<String, ServiceSpec> state = source.desiredState(
-        List.of(headless, external, sticky, unnamed), List.of(unnamedSlice));
-
-    assertThat(state.keySet()).containsExactly("default/plain", "default/sticky:http");
-    assertThat(state.get("default/sticky:http").affinityTimeout()).isEqualTo(Duration.ofSeconds(60));
-    assertThat(state.get("default/plain").affinityTimeout()).isNull();
-    assertThat(state.get("default/plain").endpoints()).containsExactly(
-        new InetSocketAddress("10.1.0.1", 9000), new InetSocketAddress("10.1.0.2", 9000));
-    assertThat(state.get("default/plain").listen()).isEqualTo(new InetSocketAddress("127.0.0.1", 8083));
-    source.close();
+    assertThat(ServicePorts.of(headless, List.of(), "node-1")).isEmpty();
+    assertThat(ServicePorts.of(external, List.of(), "node-1")).isEmpty();
+    Map<String, ServicePort> sticky2 = ServicePorts.of(sticky, List.of(), "node-1");
+    assertThat(sticky2.keySet()).containsExactly("default/sticky:http", "default/sticky:dns");
+    assertThat(sticky2.get("default/sticky:http").affinityTimeout()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(sticky2.get("default/sticky:dns").protocol()).isEqualTo(Protocol.UDP);
+    ServicePort plain = ServicePorts.of(unnamed, List.of(unnamedSlice), "node-1").get("default/plain");
+    assertThat(plain.affinityTimeout()).isNull();
+    assertThat(plain.clusterIP()).isEqualTo("10.96.0.12");
+    assertThat(plain.endpoints()).containsExactly(
+        ServiceEndpoint.ready("10.1.0.1", 9000, true), ServiceEndpoint.ready("10.1.0.2", 9000, false));
   }
 }

@@ -1,0 +1,58 @@
+package dev.portage.proxy.service;
+
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceFluent;
+
+/** Services and EndpointSlices as a cluster would hold them, for tests. */
+final class KubeObjects {
+
+  private KubeObjects() {}
+
+  /** A ClusterIP Service {@code default/name} with one port {@code portName} of {@code protocol}. */
+  static ServiceBuilder service(String name, String clusterIp, String portName, String protocol, int port) {
+    return new ServiceBuilder()
+        .withNewMetadata().withName(name).withNamespace("default").endMetadata()
+        .withNewSpec()
+        .withType("ClusterIP")
+        .withClusterIP(clusterIp)
+        .addNewPort().withName(portName).withPort(port).withProtocol(protocol).endPort()
+        .endSpec();
+  }
+
+  /** The same with {@code type: NodePort} and the given NodePort. */
+  static Service nodePortService(String name, String clusterIp, String portName, String protocol, int port, int nodePort) {
+    return service(name, clusterIp, portName, protocol, port)
+        .editSpec().withType("NodePort").editFirstPort().withNodePort(nodePort).endPort().endSpec()
+        .build();
+  }
+
+  /** A slice of Service {@code service} with port {@code portName}; add endpoints with {@link #endpoint}. */
+  static EndpointSliceBuilder slice(String name, String service, String portName, String protocol, int port) {
+    return new EndpointSliceBuilder()
+        .withNewMetadata().withName(name).withNamespace("default")
+        .addToLabels(ServicePorts.SERVICE_NAME_LABEL, service).endMetadata()
+        .withAddressType("IPv4")
+        .addNewPort().withName(portName).withPort(port).withProtocol(protocol).endPort();
+  }
+
+  /** Adds a ready endpoint on node {@code node}. */
+  static EndpointSliceBuilder endpoint(EndpointSliceBuilder slice, String ip, String node) {
+    return conditions(slice, ip, node, true, true, false);
+  }
+
+  /** Adds an endpoint with explicit conditions. */
+  static EndpointSliceBuilder conditions(
+      EndpointSliceBuilder slice, String ip, String node, boolean ready, boolean serving, boolean terminating) {
+    EndpointSliceFluent<EndpointSliceBuilder>.EndpointsNested<EndpointSliceBuilder> e = slice.addNewEndpoint();
+    return e.withAddresses(ip).withNodeName(node)
+        .withNewConditions().withReady(ready).withServing(serving).withTerminating(terminating).endConditions()
+        .endEndpoint();
+  }
+
+  static EndpointSlice build(EndpointSliceBuilder slice) {
+    return slice.build();
+  }
+}

@@ -1,0 +1,201 @@
+package dev.portage.proxy.service;
+
+import static org.assertj.core.api.Assertions.fail;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A small cluster node built from real kernel objects, for the tests that need a kernel data plane.
+ * The test JVM itself runs in a private network namespace (Surefire starts it through {@code
+ * src/test/netns/bin/java}, {@code unshare --net}): that namespace is the node. Each pod is a network
+ * namespace of its own ({@code ip netns add}) joined to the node's bridge {@code br0}
+ * (10.244.0.1/24) by a veth pair, with the bridge as its default gateway; the node has a default
+ * route through a dummy interface (its "primary" address, 192.168.100.2, for NodePorts). Pods run
+ * socat servers that answer every TCP connection and UDP datagram with their name.
+ *
+ * <p>{@link #close()} kills every process and deletes every pod namespace; a shutdown hook does the
+ * same if the JVM dies first. Namespace names carry this JVM's pid, so concurrent runs never meet.
+ */
+final class NetnsLab implements AutoCloseable {
+
+  static final String NODE_IP = "192.168.100.2";
+  static final String GATEWAY = "10.244.0.1";
+  private static final AtomicInteger COUNTER = new AtomicInteger();
+
+  private final List<String> namespaces = new ArrayList<>();
+  private final List<Process> processes = new ArrayList<>();
+  private final Thread hook = new Thread(this::cleanUp, "netns-lab-cleanup");
+  private final String prefix = "ptg" + ProcessHandle.current().pid() + "-";
+
+  private NetnsLab() {}
+
+  /**
+   * Builds the node: bridge, dummy uplink, forwarding on.
+   *
+   * @throws AssertionError with a clear message when not root or not in a private network namespace
+   */
+  static NetnsLab start() throws IOException, InterruptedException {
+    requirePrivateNamespace();
+    NetnsLab lab = new NetnsLab();
+    Runtime.getRuntime().addShutdownHook(lab.hook);
+    try {
+      lab.sh("ip link add br0 type bridge && ip addr add " + GATEWAY + "/24 dev br0 && ip link set br0 up"
+          + " && ip link add dummy0 type dummy && ip addr add " + NODE_IP + "/24 dev dummy0"
+          + " && ip link set dummy0 up && ip route add default via 192.168.100.1 dev dummy0"
+          + " && sysctl -qw net.ipv4.ip_forward=1");
+    } catch (IOException | RuntimeException | Error e) {
+      lab.close();
+      throw e;
+    }
+    return lab;
+  }
+
+  /**
+   * Fails with a clear message unless this JVM is root inside the private namespace the test wrapper
+   * made: these tests program nftables and must never touch the machine's own network.
+   */
+  static void requirePrivateNamespace() throws IOException, InterruptedException {
+    if (!"1".equals(System.getenv("PORTAGE_PRIVATE_NETNS"))) {
+      String uid = run(List.of("id", "-u")).strip();
+      fail(("0".equals(uid) ? "this JVM is not in the private network namespace these tests need"
+              : "kernel data plane tests need root (uid here: " + uid + ")")
+          + ": they run in a private network namespace made by proxy/src/test/netns/bin/java (unshare"
+          + " --net), as root, through Maven's netns execution (mvn -pl proxy -am verify, or bin/test)");
+    }
+  }
+
+  /** Adds a pod namespace at {@code ip} (in 10.244.0.0/24) and returns its name. */
+  String pod(String name, String ip) throws IOException, InterruptedException {
+    int n = COUNTER.incrementAndGet();
+    String ns = prefix + name;
+    String veth = "veth" + n;
+    sh("ip netns add " + ns);
+    namespaces.add(ns);
+    sh("ip link add " + veth + " type veth peer name eth0 netns " + ns
+        + " && ip link set " + veth + " master br0 up"
+        + " && ip netns exec " + ns + " sh -c 'ip link set lo up && ip addr add " + ip + "/24 dev eth0"
+        + " && ip link set eth0 up && ip route add default via " + GATEWAY + "'");
+    return ns;
+  }
+
+  /** Starts a TCP server in {@code ns} on {@code port} answering each connection with {@code reply}. */
+  void tcpServer(String ns, int port, String reply) throws IOException, InterruptedException {
+    background(List.of("ip", "netns", "exec", ns, "socat",
+        "TCP-LISTEN:" + port + ",fork,reuseaddr", "SYSTEM:echo " + reply));
+    awaitListening(ns, "ss -Htln sport = :" + port);
+  }
+
+  /** Starts a UDP server in {@code ns} on {@code port} answering each datagram with {@code reply}. */
+  void udpServer(String ns, int port, String reply) throws IOException, InterruptedException {
+    background(List.of("ip", "netns", "exec", ns, "socat",
+        "UDP-RECVFROM:" + port + ",fork,reuseaddr", "SYSTEM:echo " + reply));
+    awaitListening(ns, "ss -Huln sport = :" + port);
+  }
+
+  /**
+   * Connects from pod {@code ns} to {@code host:port} over TCP and returns the first line answered,
+   * or {@code "ERROR: ..."} with socat's complaint (e.g. connection refused).
+   */
+  String tcpFrom(String ns, String host, int port) throws IOException, InterruptedException {
+    return exchange(List.of("ip", "netns", "exec", ns, "socat", "-T2", "-", "TCP:" + host + ":" + port
+        + ",connect-timeout=2"));
+  }
+
+  /** Sends one UDP datagram from pod {@code ns} and returns the first line answered, or an error. */
+  String udpFrom(String ns, String host, int port) throws IOException, InterruptedException {
+    return exchange(List.of("ip", "netns", "exec", ns, "socat", "-T2", "-", "UDP:" + host + ":" + port));
+  }
+
+  /** Runs {@code command} in the node's namespace (this JVM's) and returns its output. */
+  String sh(String command) throws IOException, InterruptedException {
+    return run(List.of("sh", "-c", command));
+  }
+
+  private String exchange(List<String> command) throws IOException, InterruptedException {
+    Process p = new ProcessBuilder(command).start();
+    try {
+      p.getOutputStream().write("hello\n".getBytes(StandardCharsets.UTF_8));
+      p.getOutputStream().close();
+      if (!p.waitFor(10, TimeUnit.SECONDS)) {
+        return "ERROR: timeout";
+      }
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+      if (!out.isEmpty()) {
+        return out.lines().findFirst().orElse("");
+      }
+      return "ERROR: " + new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+    } finally {
+      p.destroyForcibly();
+    }
+  }
+
+  private void background(List<String> command) throws IOException {
+    Path log = Files.createTempFile("netns-lab", ".log");
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    synchronized (processes) {
+      processes.add(p);
+    }
+  }
+
+  private void awaitListening(String ns, String ss) throws IOException, InterruptedException {
+    for (int i = 0; i < 100; i++) {
+      if (!run(List.of("ip", "netns", "exec", ns, "sh", "-c", ss)).isBlank()) {
+        return;
+      }
+      Thread.sleep(20); // waiting for a child process to bind, not for time to pass
+    }
+    fail("server in " + ns + " did not start listening (" + ss + ")");
+  }
+
+  static String run(List<String> command) throws IOException, InterruptedException {
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
+      p.destroyForcibly();
+      throw new IOException(String.join(" ", command) + " failed: " + out.strip());
+    }
+    return out;
+  }
+
+  @Override
+  public void close() {
+    cleanUp();
+    try {
+      Runtime.getRuntime().removeShutdownHook(hook);
+    } catch (IllegalStateException e) {
+      // the JVM is shutting down: the hook runs anyway
+    }
+  }
+
+  private void cleanUp() {
+    synchronized (processes) {
+      for (Process p : processes) {
+        p.descendants().forEach(ProcessHandle::destroyForcibly);
+        p.destroyForcibly();
+      }
+      for (Process p : processes) {
+        try {
+          p.waitFor(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      processes.clear();
+    }
+    for (String ns : namespaces) {
+      try {
+        run(List.of("ip", "netns", "del", ns));
+      } catch (IOException | InterruptedException e) {
+        System.err.println("netns lab: cannot delete namespace " + ns + ": " + e.getMessage());
+      }
+    }
+    namespaces.clear();
+  }
+}

@@ -1,0 +1,160 @@
+package dev.portage.proxy.service;
+
+import static dev.portage.proxy.service.KubeObjects.endpoint;
+import static dev.portage.proxy.service.KubeObjects.slice;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.portage.core.time.FakeClock;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The nftables data plane on a real kernel: pods in network namespaces, Services and EndpointSlices
+ * in a Kubernetes API mock server, real TCP and UDP to ClusterIPs and NodePorts from a pod and from
+ * the node while Services change.
+ */
+@EnableKubernetesMockClient(crud = true)
+class NftablesProxyNetnsTest {
+
+  static KubernetesClient client;
+
+  private final FakeClock clock = new FakeClock();
+  private NetnsLab lab;
+  private ServiceProxy proxy;
+  private String a1;
+  private String a2;
+  private String b1;
+  private String client1;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    lab = NetnsLab.start();
+    a1 = lab.pod("a1", "10.244.0.11");
+    a2 = lab.pod("a2", "10.244.0.12");
+    b1 = lab.pod("b1", "10.244.0.21");
+    client1 = lab.pod("c1", "10.244.0.99");
+    lab.tcpServer(a1, 8080, "a1");
+    lab.tcpServer(a2, 8080, "a2");
+    lab.tcpServer(b1, 9090, "b1");
+    lab.udpServer(a1, 5353, "udp-a1");
+    lab.udpServer(b1, 5353, "udp-b1");
+    client.services().inAnyNamespace().delete();
+    client.discovery().v1().endpointSlices().inAnyNamespace().delete();
+  }
+
+  @AfterEach
+  void tearDown() {
+    if (proxy != null) {
+      proxy.close();
+    }
+    if (lab != null) {
+      lab.close();
+    }
+  }
+
+  private void startProxy() throws Exception {
+    ServiceProxyConfig config = ServiceProxyConfig.builder()
+        .kubernetes(true).proxyMode(ProxyMode.NFTABLES).hostname("node-1")
+        .adminPort(-1).ioThreads(1).build();
+    proxy = new ServiceProxy(
+        config, new KubernetesServiceSource(client, false, "node-1"), clock.timeSource(), new PrometheusRegistry());
+    proxy.start();
+  }
+
+  /** Lets fake time pass (the rate-limited sync runs) until {@code condition} holds on the real network. */
+  private void awaitTrue(Callable<Boolean> condition) {
+    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
+      clock.advance(Duration.ofSeconds(1));
+      return condition.call();
+    });
+  }
+
+  private Set<String> answers(String from, String host, int port, int tries) throws Exception {
+    Set<String> seen = new HashSet<>();
+    for (int i = 0; i < tries; i++) {
+      seen.add(lab.tcpFrom(from, host, port));
+    }
+    return seen;
+  }
+
+  @Test
+  void twoServicesOnOnePortEachReachTheirOwnEndpointsThroughClusterIpsAndNodePorts() throws Exception {
+    client.services().resource(KubeObjects.nodePortService("web-a", "10.96.0.10", "http", "TCP", 80, 30080)).create();
+    client.services().resource(KubeObjects.service("web-b", "10.96.0.20", "http", "TCP", 80).build()).create();
+    client.discovery().v1().endpointSlices().resource(
+        endpoint(endpoint(slice("web-a-1", "web-a", "http", "TCP", 8080), "10.244.0.11", "node-1"),
+            "10.244.0.12", "node-2").build()).create();
+    client.discovery().v1().endpointSlices().resource(
+        endpoint(slice("web-b-1", "web-b", "http", "TCP", 9090), "10.244.0.21", "node-1").build()).create();
+    startProxy();
+
+    awaitTrue(() -> lab.tcpFrom(client1, "10.96.0.20", 80).equals("b1"));
+    assertThat(answers(client1, "10.96.0.10", 80, 30)).containsExactlyInAnyOrder("a1", "a2");
+    assertThat(answers(client1, "10.96.0.20", 80, 10)).containsExactly("b1");
+    // From the node itself (nat-output) and through the NodePort on the node's address.
+    assertThat(TestClient.greeting(new InetSocketAddress("10.96.0.20", 80))).isEqualTo("b1");
+    assertThat(answers(client1, NetnsLab.NODE_IP, 30080, 30)).containsExactlyInAnyOrder("a1", "a2");
+    // Hairpin: a pod reaching itself through its Service.
+    assertThat(lab.tcpFrom(b1, "10.96.0.20", 80)).isEqualTo("b1");
+    // A port no Service defines on a ClusterIP is refused, not blackholed.
+    assertThat(lab.tcpFrom(client1, "10.96.0.10", 81)).startsWith("ERROR").contains("refused");
+
+    // Endpoints change: only a2 is left for web-a.
+    client.discovery().v1().endpointSlices().resource(
+        endpoint(slice("web-a-1", "web-a", "http", "TCP", 8080), "10.244.0.12", "node-2").build()).update();
+    awaitTrue(() -> answers(client1, "10.96.0.10", 80, 10).equals(Set.of("a2")));
+
+    // No endpoints: connections are refused (reject), not left to time out.
+    client.discovery().v1().endpointSlices().inNamespace("default").withName("web-b-1").delete();
+    awaitTrue(() -> lab.tcpFrom(client1, "10.96.0.20", 80).contains("refused"));
+
+    // The Service goes away; its ClusterIP answers nothing of ours any more.
+    client.services().inNamespace("default").withName("web-a").delete();
+    awaitTrue(() -> !proxy.servicePorts().contains("default/web-a:http"));
+    assertThat(lab.tcpFrom(client1, "10.96.0.10", 80)).startsWith("ERROR");
+  }
+
+  @Test
+  void udpReachesItsEndpointAndMovesWithItWhenTheEndpointChanges() throws Exception {
+    client.services().resource(KubeObjects.service("dns", "10.96.0.53", "dns", "UDP", 53).build()).create();
+    client.discovery().v1().endpointSlices().resource(
+        endpoint(slice("dns-1", "dns", "dns", "UDP", 5353), "10.244.0.11", "node-1").build()).create();
+    startProxy();
+
+    awaitTrue(() -> lab.udpFrom(client1, "10.96.0.53", 53).equals("udp-a1"));
+    try (DatagramSocket socket = new DatagramSocket(new InetSocketAddress("0.0.0.0", 0))) {
+      socket.setSoTimeout(1000);
+      // One flow from the node: its conntrack entry pins it to a1.
+      assertThat(udp(socket)).isEqualTo("udp-a1");
+      client.discovery().v1().endpointSlices().resource(
+          endpoint(slice("dns-1", "dns", "dns", "UDP", 5353), "10.244.0.21", "node-1").build()).update();
+      // The same flow (same source port) moves to b1 once the stale entry is deleted.
+      awaitTrue(() -> "udp-b1".equals(udp(socket)));
+    }
+  }
+
+  private static String udp(DatagramSocket socket) throws Exception {
+    byte[] hello = "hello\n".getBytes(StandardCharsets.UTF_8);
+    socket.send(new DatagramPacket(hello, hello.length, new InetSocketAddress("10.96.0.53", 53)));
+    DatagramPacket reply = new DatagramPacket(new byte[512], 512);
+    try {
+      socket.receive(reply);
+    } catch (java.net.SocketTimeoutException e) {
+      return "timeout";
+    }
+    return new String(reply.getData(), 0, reply.getLength(), StandardCharsets.UTF_8).strip();
+  }
+}
