@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * src/test/netns/bin/java}, {@code unshare --net}): that namespace is the node. Each pod is a network
  * namespace of its own ({@code ip netns add}) joined to the node's bridge {@code br0}
  * (10.244.0.1/24) by a veth pair, with the bridge as its default gateway; the node has a default
- * route through a dummy interface (its "primary" address, 192.168.100.2, for NodePorts). Pods run
+ * route through an uplink veth (its "primary" address, 192.168.100.2, for NodePorts). Pods run
  * socat servers that answer every TCP connection and UDP datagram with their name.
  *
  * <p>{@link #close()} kills every process and deletes every pod namespace; a shutdown hook does the
@@ -37,7 +37,7 @@ final class NetnsLab implements AutoCloseable {
   private NetnsLab() {}
 
   /**
-   * Builds the node: bridge, dummy uplink, forwarding on.
+   * Builds the node: bridge, uplink, forwarding on.
    *
    * @throws AssertionError with a clear message when not root or not in a private network namespace
    */
@@ -47,8 +47,8 @@ final class NetnsLab implements AutoCloseable {
     Runtime.getRuntime().addShutdownHook(lab.hook);
     try {
       lab.sh("ip link add br0 type bridge && ip addr add " + GATEWAY + "/24 dev br0 && ip link set br0 up"
-          + " && ip link add dummy0 type dummy && ip addr add " + NODE_IP + "/24 dev dummy0"
-          + " && ip link set dummy0 up && ip route add default via 192.168.100.1 dev dummy0"
+          + " && ip link add up0 type veth peer name up1 && ip addr add " + NODE_IP + "/24 dev up0"
+          + " && ip link set up1 up && ip link set up0 up && ip route add default via 192.168.100.1 dev up0"
           + " && sysctl -qw net.ipv4.ip_forward=1");
     } catch (IOException | RuntimeException | Error e) {
       lab.close();
@@ -104,13 +104,15 @@ final class NetnsLab implements AutoCloseable {
    * or {@code "ERROR: ..."} with socat's complaint (e.g. connection refused).
    */
   String tcpFrom(String ns, String host, int port) throws IOException, InterruptedException {
-    return exchange(List.of("ip", "netns", "exec", ns, "socat", "-T2", "-", "TCP:" + host + ":" + port
+    // Sends nothing: a server closing with unread input would reset the connection, and the reset
+    // can overtake its answer.
+    return exchange("", List.of("ip", "netns", "exec", ns, "socat", "-T2", "-", "TCP:" + host + ":" + port
         + ",connect-timeout=2"));
   }
 
   /** Sends one UDP datagram from pod {@code ns} and returns the first line answered, or an error. */
   String udpFrom(String ns, String host, int port) throws IOException, InterruptedException {
-    return exchange(List.of("ip", "netns", "exec", ns, "socat", "-T2", "-", "UDP:" + host + ":" + port));
+    return exchange("hello\n", List.of("ip", "netns", "exec", ns, "socat", "-T2", "-", "UDP:" + host + ":" + port));
   }
 
   /** Runs {@code command} in the node's namespace (this JVM's) and returns its output. */
@@ -118,10 +120,10 @@ final class NetnsLab implements AutoCloseable {
     return run(List.of("sh", "-c", command));
   }
 
-  private String exchange(List<String> command) throws IOException, InterruptedException {
+  private String exchange(String send, List<String> command) throws IOException, InterruptedException {
     Process p = new ProcessBuilder(command).start();
     try {
-      p.getOutputStream().write("hello\n".getBytes(StandardCharsets.UTF_8));
+      p.getOutputStream().write(send.getBytes(StandardCharsets.UTF_8));
       p.getOutputStream().close();
       if (!p.waitFor(10, TimeUnit.SECONDS)) {
         return "ERROR: timeout";
@@ -197,5 +199,11 @@ final class NetnsLab implements AutoCloseable {
       }
     }
     namespaces.clear();
+    // The node is this JVM's own private namespace: put it back as it was for the next test.
+    try {
+      sh("ip link del br0 2>/dev/null; ip link del up0 2>/dev/null; nft flush ruleset; true");
+    } catch (IOException | InterruptedException e) {
+      System.err.println("netns lab: cannot reset the node: " + e.getMessage());
+    }
   }
 }
