@@ -3,6 +3,7 @@ package dev.portage.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.portage.proxy.service.ProxyMode;
 import dev.portage.proxy.service.ServiceProxyConfig;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -105,6 +106,100 @@ class ServiceProxyCommandTest {
 
     assertThat(run.exitCode()).isEqualTo(1);
     assertThat(run.err()).contains(file.toAbsolutePath() + ":4: services[0]: web: endpoints: x (expected: host:port)");
+  }
+
+  /** Parses like {@code portage service-proxy ARGS}, with the upstream flag forms installed. */
+  private static ServiceProxyConfig parseAsPortage(String... args) {
+    CommandLine root = PortageCommand.commandLine();
+    String[] all = new String[args.length + 1];
+    all[0] = "service-proxy";
+    System.arraycopy(args, 0, all, 1, args.length);
+    CommandLine.ParseResult result = root.parseArgs(all);
+    ServiceProxyCommand command = (ServiceProxyCommand) result.subcommand().commandSpec().userObject();
+    return command.toConfig();
+  }
+
+  @Test
+  void kubeProxyFlagsTakeEffect() {
+    ServiceProxyConfig c = parseAsPortage("--kubernetes", "--proxy-mode=nftables", "--hostname-override=Node-1",
+        "--cluster-cidr=10.244.0.0/16", "--masquerade-all", "--nodeport-addresses=192.168.0.0/16,10.0.0.0/8",
+        "--healthz-bind-address=0.0.0.0:10266", "--metrics-bind-address=127.0.0.1:10259",
+        "--iptables-sync-period=45s", "--iptables-min-sync-period=2s", "--iptables-masquerade-bit=15", "-v=4");
+    assertThat(c.proxyMode()).isEqualTo(ProxyMode.NFTABLES);
+    assertThat(c.hostname()).isEqualTo("node-1");
+    assertThat(c.nftables().clusterCidr()).isEqualTo("10.244.0.0/16");
+    assertThat(c.nftables().masqueradeAll()).isTrue();
+    assertThat(c.nftables().nodePortCidrs()).containsExactly("192.168.0.0/16", "10.0.0.0/8");
+    assertThat(c.nftables().masqueradeBit()).isEqualTo(15);
+    assertThat(c.healthzPort()).isEqualTo(10266);
+    assertThat(c.adminBindAddress()).isEqualTo("127.0.0.1");
+    assertThat(c.adminPort()).isEqualTo(10259);
+    assertThat(c.syncPeriod()).isEqualTo(Duration.ofSeconds(45));
+    assertThat(c.minSyncPeriod()).isEqualTo(Duration.ofSeconds(2));
+  }
+
+  @Test
+  void kubeProxyDefaultsWithTheKubernetesSource() {
+    ServiceProxyConfig c = parseAsPortage("--kubernetes");
+    assertThat(c.proxyMode()).isEqualTo(ProxyMode.NFTABLES);
+    assertThat(c.healthzBindAddress()).isEqualTo("0.0.0.0");
+    assertThat(c.healthzPort()).isEqualTo(10256);
+    assertThat(c.nftables().nodePortCidrs()).isEmpty();
+    assertThat(c.fullSyncPeriod()).isEqualTo(Duration.ofHours(1));
+    assertThat(parseAsPortage("--endpoints-file=a.yaml").proxyMode()).isEqualTo(ProxyMode.USERSPACE);
+    assertThat(parseAsPortage("--kubernetes", "--proxy-mode", "iptables").proxyMode()).isEqualTo(ProxyMode.NFTABLES);
+    assertThat(parseAsPortage("--kubernetes", "--nodeport-addresses=primary").nftables().nodePortCidrs()).isEmpty();
+  }
+
+  @Test
+  void unimplementedKubeProxyFlagsAreAcceptedNotExit2() {
+    ServiceProxyConfig c = parseAsPortage("--kubernetes", "--conntrack-max-per-core=0", "--oom-score-adj=-999",
+        "--profiling", "--feature-gates=NFTablesProxyMode=true", "--detect-local-mode", "ClusterCIDR");
+    assertThat(c.kubernetes()).isTrue();
+    assertThat(run("service-proxy", "--proxy-mode=bogus", "--kubernetes").err())
+        .contains("--proxy-mode: bogus (expected: nftables, userspace, iptables or ipvs)");
+    assertThat(run("service-proxy", "--endpoints-file=a.yaml", "--proxy-mode=nftables").err())
+        .contains("proxyMode: nftables (expected: with --kubernetes or --kubeconfig");
+  }
+
+  @Test
+  void kubeProxyConfigurationFileOverridesFlags() throws Exception {
+    Path file = dir.resolve("config.yaml");
+    Files.writeString(file, """
+        apiVersion: kubeproxy.config.k8s.io/v1alpha1
+        kind: KubeProxyConfiguration
+        mode: nftables
+        clusterCIDR: 10.244.0.0/16
+        hostnameOverride: worker-7
+        healthzBindAddress: 0.0.0.0:10356
+        metricsBindAddress: 0.0.0.0:10349
+        nodePortAddresses: ["192.168.1.0/24"]
+        clientConnection:
+          kubeconfig: /var/lib/kube-proxy/kubeconfig.conf
+          qps: 5
+        nftables:
+          masqueradeAll: true
+          minSyncPeriod: 3s
+          syncPeriod: 40s
+        conntrack:
+          maxPerCore: 0
+        """);
+    ServiceProxyConfig c = parseAsPortage("--config", file.toString(), "--cluster-cidr=10.0.0.0/8");
+    assertThat(c.kubernetes()).isTrue();
+    assertThat(c.kubeconfig()).isEqualTo(Path.of("/var/lib/kube-proxy/kubeconfig.conf"));
+    assertThat(c.nftables().clusterCidr()).isEqualTo("10.244.0.0/16");
+    assertThat(c.hostname()).isEqualTo("worker-7");
+    assertThat(c.healthzPort()).isEqualTo(10356);
+    assertThat(c.adminPort()).isEqualTo(10349);
+    assertThat(c.nftables().nodePortCidrs()).containsExactly("192.168.1.0/24");
+    assertThat(c.nftables().masqueradeAll()).isTrue();
+    assertThat(c.minSyncPeriod()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(c.syncPeriod()).isEqualTo(Duration.ofSeconds(40));
+    assertThat(parseAsPortage("--config", file.toString(), "--hostname-override=mine").hostname()).isEqualTo("mine");
+
+    Path wrong = dir.resolve("wrong.yaml");
+    Files.writeString(wrong, "apiVersion: v1\nkind: ConfigMap\n");
+    assertThat(run("service-proxy", "--config=" + wrong).err()).contains("not a KubeProxyConfiguration (kind: ConfigMap)");
   }
 
   @Test
