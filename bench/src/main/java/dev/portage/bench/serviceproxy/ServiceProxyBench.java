@@ -1,0 +1,239 @@
+package dev.portage.bench.serviceproxy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The service proxy benchmark (run by {@code bench/service-proxy-bench.sh}, which builds the node
+ * and pod network namespaces and starts this inside the node's). Measures, in one run:
+ *
+ * <ol>
+ *   <li>data plane: iperf3 from a client pod to a server pod directly, through a ClusterIP in
+ *       nftables mode, through a ClusterIP in userspace mode (our relay), and through HAProxy on the
+ *       node (a userspace relay as shipped);
+ *   <li>first-packet connect latency to a ClusterIP with 10 and with N Services;
+ *   <li>programming: N Services × 10 endpoints created while the proxy runs (time from the last
+ *       creation to the last Service answering), and from an empty table (process start to the last
+ *       Service answering, plus the proxy's own full-sync time);
+ *   <li>one new Service reachable after its EndpointSlice arrives, with N present;
+ *   <li>the proxy's heap after a full GC with N Services × 10 endpoints.
+ * </ol>
+ * Prints a markdown table and writes {@code key,value,unit} rows to the CSV file given.
+ */
+public final class ServiceProxyBench {
+
+  private static final String SERVER_IP = "10.244.0.11";
+  private static final String NODE_IP = "192.168.100.2";
+  private static final String IPERF_IP = "10.96.0.5";
+  private static final String PROBE_IP = "10.96.0.6";
+
+  private final Path jar;
+  private final String clientNs;
+  private final int services;
+  private final int duration;
+  private final int warmup;
+  private final Map<String, String[]> results = new LinkedHashMap<>();
+
+  private ServiceProxyBench(Path jar, String clientNs, int services, int duration, int warmup) {
+    this.jar = jar;
+    this.clientNs = clientNs;
+    this.services = services;
+    this.duration = duration;
+    this.warmup = warmup;
+  }
+
+  /** Arguments: portage.jar, client namespace, Services, iperf3 seconds, warm-up seconds, CSV path, parts. */
+  public static void main(String[] args) throws Exception {
+    if (args.length < 7) {
+      System.err.println("usage: ServiceProxyBench PORTAGE_JAR CLIENT_NS SERVICES DURATION WARMUP CSV PARTS");
+      System.exit(2);
+    }
+    ServiceProxyBench bench = new ServiceProxyBench(Path.of(args[0]), args[1], Integer.parseInt(args[2]),
+        Integer.parseInt(args[3]), Integer.parseInt(args[4]));
+    List<String> parts = Arrays.asList(args[6].split("[ ,]+"));
+    try (ApiServer api = new ApiServer()) {
+      api.service("iperf", IPERF_IP, 5201);
+      api.slice("iperf", List.of(SERVER_IP), 5201);
+      api.service("probe", PROBE_IP, 80);
+      api.slice("probe", List.of(SERVER_IP), 8080);
+      if (parts.contains("dataplane")) {
+        bench.dataPlane(api);
+      }
+      if (parts.contains("scale")) {
+        bench.scale(api);
+      }
+    }
+    bench.report(Path.of(args[5]));
+    System.exit(0); // the mock server's threads are not daemons
+  }
+
+  private void dataPlane(ApiServer api) throws Exception {
+    double direct = iperf(SERVER_IP, 5201);
+    put("iperf3_direct", direct, "Gbit/s");
+    for (String mode : List.of("nftables", "userspace")) {
+      try (ProxyProcess proxy = ProxyProcess.start(jar, api.kubeconfig(), mode, "512m")) {
+        awaitReachable(PROBE_IP, 80, Duration.ofSeconds(60), proxy);
+        double gbits = iperf(IPERF_IP, 5201);
+        put("iperf3_clusterip_" + mode, gbits, "Gbit/s");
+        put("iperf3_clusterip_" + mode + "_vs_direct", gbits / direct, "x");
+      }
+      deleteTable();
+    }
+    Path cfg = Files.createTempFile("haproxy", ".cfg");
+    Files.writeString(cfg, """
+        global
+          maxconn 1000
+        defaults
+          mode tcp
+          timeout connect 5s
+          timeout client 1m
+          timeout server 1m
+        listen iperf
+          bind %s:15201
+          server s1 %s:5201
+        """.formatted(NODE_IP, SERVER_IP));
+    Process haproxy = new ProcessBuilder("haproxy", "-f", cfg.toString(), "-db").redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    try {
+      awaitReachable(NODE_IP, 15201, Duration.ofSeconds(10), null);
+      double gbits = iperf(NODE_IP, 15201);
+      put("iperf3_haproxy", gbits, "Gbit/s");
+      put("iperf3_haproxy_vs_direct", gbits / direct, "x");
+    } finally {
+      haproxy.destroy();
+      haproxy.waitFor();
+      Files.deleteIfExists(cfg);
+    }
+  }
+
+  private void scale(ApiServer api) throws Exception {
+    try (ProxyProcess proxy = ProxyProcess.start(jar, api.kubeconfig(), "nftables", "256m")) {
+      api.fakeServices("small", 0, 8, 10); // with iperf and probe: 10 Services
+      awaitReachable(PROBE_IP, 80, Duration.ofSeconds(60), proxy);
+      Thread.sleep(3000); // let the sync of the last creations land before sampling
+      double[] small = connectLatencies(PROBE_IP, 80, 2000);
+      put("connect_p50_us_10_services", small[0], "us");
+      put("connect_p99_us_10_services", small[1], "us");
+
+      long created0 = System.nanoTime();
+      api.fakeServices("big", 8, services - 11, 10);
+      String lastIp = ApiServer.clusterIp(services + 1000);
+      api.service("last", lastIp, 80);
+      api.slice("last", List.of(SERVER_IP), 8080);
+      long lastCreated = System.nanoTime();
+      awaitReachable(lastIp, 80, Duration.ofMinutes(10), proxy);
+      put("create_" + services + "_services_s", (lastCreated - created0) / 1e9, "s");
+      put("reachable_after_last_created_s", (System.nanoTime() - lastCreated) / 1e9, "s");
+      Thread.sleep(3000);
+      double[] big = connectLatencies(PROBE_IP, 80, 2000);
+      put("connect_p50_us_" + services + "_services", big[0], "us");
+      put("connect_p99_us_" + services + "_services", big[1], "us");
+      put("connect_p50_ratio", big[0] / small[0], "x");
+
+      List<Double> news = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        String ip = ApiServer.clusterIp(services + 2000 + i);
+        api.service("new-" + i, ip, 80);
+        Thread.sleep(3000); // rules for the Service without endpoints (reject) land; tokens refill
+        long t = System.nanoTime();
+        api.slice("new-" + i, List.of(SERVER_IP), 8080);
+        awaitReachable(ip, 80, Duration.ofSeconds(30), proxy);
+        news.add((System.nanoTime() - t) / 1e6);
+      }
+      news.sort(null);
+      put("new_service_reachable_ms_median", news.get(news.size() / 2), "ms");
+      put("new_service_reachable_ms_max", news.get(news.size() - 1), "ms");
+      put("heap_used_after_gc_mib", proxy.heapUsedAfterGcMib(), "MiB");
+      String metrics = proxy.metrics();
+      put("partial_sync_seconds_sum", ProxyProcess.sum(metrics, "kubeproxy_sync_partial_proxy_rules_duration_seconds"), "s");
+    }
+    deleteTable();
+    long start = System.nanoTime();
+    try (ProxyProcess proxy = ProxyProcess.start(jar, api.kubeconfig(), "nftables", "256m")) {
+      awaitReachable(ApiServer.clusterIp(services + 1000), 80, Duration.ofMinutes(10), proxy);
+      put("cold_start_to_reachable_s", (System.nanoTime() - start) / 1e9, "s");
+      put("cold_full_sync_s", ProxyProcess.sum(proxy.metrics(), "kubeproxy_sync_full_proxy_rules_duration_seconds"), "s");
+      put("cold_heap_used_after_gc_mib", proxy.heapUsedAfterGcMib(), "MiB");
+    }
+    deleteTable();
+  }
+
+  /** iperf3 from the client pod: a warm-up run, then the measured one; Gbit/s received. */
+  private double iperf(String host, int port) throws Exception {
+    if (warmup > 0) {
+      ProxyProcess.run(List.of("ip", "netns", "exec", clientNs, "iperf3", "-c", host, "-p", "" + port,
+          "-t", "" + warmup, "-J"));
+    }
+    String json = ProxyProcess.run(List.of("ip", "netns", "exec", clientNs, "iperf3", "-c", host, "-p", "" + port,
+        "-t", "" + duration, "-J"));
+    JsonNode root = new ObjectMapper().readTree(json);
+    return root.path("end").path("sum_received").path("bits_per_second").asDouble() / 1e9;
+  }
+
+  /** p50 and p99 of TCP connect() to {@code host:port} from the node, in microseconds. */
+  private static double[] connectLatencies(String host, int port, int samples) throws IOException {
+    long[] nanos = new long[samples];
+    InetSocketAddress target = new InetSocketAddress(host, port);
+    for (int i = 0; i < samples; i++) {
+      try (Socket socket = new Socket()) {
+        socket.setSoLinger(true, 0); // reset on close: no TIME_WAIT pile-up between samples
+        long t = System.nanoTime();
+        socket.connect(target, 1000);
+        nanos[i] = System.nanoTime() - t;
+      }
+    }
+    Arrays.sort(nanos);
+    return new double[] {nanos[samples / 2] / 1e3, nanos[samples * 99 / 100] / 1e3};
+  }
+
+  /** Waits until a TCP connection to {@code host:port} from the node succeeds. */
+  private static void awaitReachable(String host, int port, Duration limit, ProxyProcess proxy) throws Exception {
+    long deadline = System.nanoTime() + limit.toNanos();
+    InetSocketAddress target = new InetSocketAddress(host, port);
+    while (System.nanoTime() < deadline) {
+      try (Socket socket = new Socket()) {
+        socket.connect(target, 50);
+        return;
+      } catch (ConnectException | SocketTimeoutException | java.net.NoRouteToHostException e) {
+        if (proxy != null && !proxy.alive()) {
+          throw new IOException("the proxy exited; its log: " + proxy.log());
+        }
+        Thread.sleep(1);
+      }
+    }
+    throw new IOException(host + ":" + port + " not reachable within " + limit
+        + (proxy == null ? "" : "; proxy log: " + proxy.log()));
+  }
+
+  private static void deleteTable() throws Exception {
+    ProxyProcess.run(List.of("sh", "-c", "nft delete table ip portage-proxy 2>/dev/null; true"));
+  }
+
+  private void put(String key, double value, String unit) {
+    String shown = String.format(value >= 100 ? "%.0f" : value >= 10 ? "%.1f" : "%.3f", value);
+    results.put(key, new String[] {shown, unit});
+    System.out.println(key + " = " + shown + " " + unit);
+  }
+
+  private void report(Path csv) throws IOException {
+    StringBuilder out = new StringBuilder("key,value,unit\n");
+    results.forEach((key, v) -> out.append(key).append(',').append(v[0]).append(',').append(v[1]).append('\n'));
+    Files.createDirectories(csv.toAbsolutePath().getParent());
+    Files.writeString(csv, out.toString());
+    System.out.println("\n| measure | value |\n|---|---|");
+    results.forEach((key, v) -> System.out.println("| " + key + " | " + v[0] + " " + v[1] + " |"));
+  }
+}
