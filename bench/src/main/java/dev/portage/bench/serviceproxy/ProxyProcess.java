@@ -71,9 +71,9 @@ final class ProxyProcess implements AutoCloseable {
     return run(List.of("curl", "-sf", "http://127.0.0.1:" + metricsPort + "/metrics"));
   }
 
-  /** The sum of a histogram's observations from {@link #metrics()}, or -1. */
-  static double sum(String metrics, String histogram) {
-    Matcher m = Pattern.compile("(?m)^" + Pattern.quote(histogram) + "_sum\\{[^}]*\\} ([0-9.eE+-]+)").matcher(metrics);
+  /** The value of series {@code name} (any labels) from {@link #metrics()}, or -1. */
+  static double value(String metrics, String name) {
+    Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "(?:\\{[^}]*\\})? ([0-9.eE+-]+)").matcher(metrics);
     return m.find() ? Double.parseDouble(m.group(1)) : -1;
   }
 

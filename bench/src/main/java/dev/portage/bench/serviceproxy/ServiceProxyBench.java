@@ -108,7 +108,10 @@ public final class ServiceProxyBench {
     Process haproxy = new ProcessBuilder("haproxy", "-f", cfg.toString(), "-db").redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
     try {
-      awaitReachable(NODE_IP, 15201, Duration.ofSeconds(10), null);
+      // Not a connection: HAProxy would open one to iperf3 -s, which then counts it as a test client.
+      for (int i = 0; i < 200 && ProxyProcess.run(List.of("ss", "-Hltn", "sport = :15201")).isBlank(); i++) {
+        Thread.sleep(25);
+      }
       double gbits = iperf(NODE_IP, 15201);
       put("iperf3_haproxy", gbits, "Gbit/s");
       put("iperf3_haproxy_vs_direct", gbits / direct, "x");
@@ -144,31 +147,49 @@ public final class ServiceProxyBench {
       put("connect_p50_ratio", big[0] / small[0], "x");
 
       List<Double> news = new ArrayList<>();
+      List<Double> nftMs = new ArrayList<>();
+      List<Double> syncMs = new ArrayList<>();
       for (int i = 0; i < 5; i++) {
         String ip = ApiServer.clusterIp(services + 2000 + i);
         api.service("new-" + i, ip, 80);
         Thread.sleep(3000); // rules for the Service without endpoints (reject) land; tokens refill
+        String before = proxy.metrics();
         long t = System.nanoTime();
         api.slice("new-" + i, List.of(SERVER_IP), 8080);
         awaitReachable(ip, 80, Duration.ofSeconds(30), proxy);
         news.add((System.nanoTime() - t) / 1e6);
+        Thread.sleep(200);
+        String after = proxy.metrics();
+        nftMs.add(1000 * delta(before, after, "portage_service_proxy_nft_apply_seconds"));
+        syncMs.add(1000 * delta(before, after, "kubeproxy_sync_partial_proxy_rules_duration_seconds"));
       }
       news.sort(null);
+      nftMs.sort(null);
+      syncMs.sort(null);
       put("new_service_reachable_ms_median", news.get(news.size() / 2), "ms");
       put("new_service_reachable_ms_max", news.get(news.size() - 1), "ms");
+      put("new_service_sync_ms_median", syncMs.get(syncMs.size() / 2), "ms");
+      put("new_service_nft_ms_median", nftMs.get(nftMs.size() / 2), "ms");
       put("heap_used_after_gc_mib", proxy.heapUsedAfterGcMib(), "MiB");
       String metrics = proxy.metrics();
-      put("partial_sync_seconds_sum", ProxyProcess.sum(metrics, "kubeproxy_sync_partial_proxy_rules_duration_seconds"), "s");
+      put("partial_sync_seconds_sum", ProxyProcess.value(metrics, "kubeproxy_sync_partial_proxy_rules_duration_seconds_sum"), "s");
     }
     deleteTable();
     long start = System.nanoTime();
     try (ProxyProcess proxy = ProxyProcess.start(jar, api.kubeconfig(), "nftables", "256m")) {
       awaitReachable(ApiServer.clusterIp(services + 1000), 80, Duration.ofMinutes(10), proxy);
       put("cold_start_to_reachable_s", (System.nanoTime() - start) / 1e9, "s");
-      put("cold_full_sync_s", ProxyProcess.sum(proxy.metrics(), "kubeproxy_sync_full_proxy_rules_duration_seconds"), "s");
+      put("cold_full_sync_s", ProxyProcess.value(proxy.metrics(), "kubeproxy_sync_full_proxy_rules_duration_seconds_sum"), "s");
       put("cold_heap_used_after_gc_mib", proxy.heapUsedAfterGcMib(), "MiB");
     }
     deleteTable();
+  }
+
+  /** Mean of histogram {@code name} over the observations between two scrapes, in seconds. */
+  private static double delta(String before, String after, String name) {
+    double sum = ProxyProcess.value(after, name + "_sum") - ProxyProcess.value(before, name + "_sum");
+    double count = ProxyProcess.value(after, name + "_count") - ProxyProcess.value(before, name + "_count");
+    return count <= 0 ? -1 : sum / count;
   }
 
   /** iperf3 from the client pod: a warm-up run, then the measured one; Gbit/s received. */

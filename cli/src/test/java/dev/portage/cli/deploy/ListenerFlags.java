@@ -13,7 +13,8 @@ final class ListenerFlags {
 
   /**
    * A listener: its port flag, the flag holding its bind address, and a flag that must be set for
-   * it to open at all (null: always, when the port is > 0).
+   * it to open at all (null: always, when the port is > 0). When both flags are the same flag, it
+   * holds kube-proxy's {@code host:port} form ({@code --healthz-bind-address=0.0.0.0:10256}).
    */
   record Listener(String portFlag, String bindFlag, String onlyWith) {}
 
@@ -34,7 +35,9 @@ final class ListenerFlags {
           new Listener("--grpc-port", "--grpc-bind-address", null),
           new Listener("--admin-port", "--admin-bind-address", null)),
       "service-proxy", List.of(
-          new Listener("--admin-port", "--admin-bind-address", null)),
+          new Listener("--admin-port", "--admin-bind-address", null),
+          new Listener("--metrics-bind-address", "--metrics-bind-address", null),
+          new Listener("--healthz-bind-address", "--healthz-bind-address", null)),
       "sidecar", List.of(
           new Listener("--outbound-port", "--outbound-bind-address", null),
           new Listener("--admin-port", "--admin-bind-address", null)),

@@ -311,10 +311,18 @@ final class ManifestCheck {
     List<Open> listeners = new ArrayList<>();
     for (ListenerFlags.Listener l : ListenerFlags.BY_SUBCOMMAND.getOrDefault(subName, List.of())) {
       Object port = flag.apply(l.portFlag());
+      Object bind = flag.apply(l.bindFlag());
+      if (l.portFlag().equals(l.bindFlag()) && port instanceof String hostPort) { // kube-proxy's host:port
+        int colon = hostPort.lastIndexOf(':');
+        if (colon < 0 || !hostPort.substring(colon + 1).matches("\\d+")) {
+          continue;
+        }
+        port = Integer.parseInt(hostPort.substring(colon + 1));
+        bind = hostPort.substring(0, colon);
+      }
       if (!(port instanceof Integer p) || p <= 0 || (l.onlyWith() != null && flag.apply(l.onlyWith()) == null)) {
         continue;
       }
-      Object bind = flag.apply(l.bindFlag());
       listeners.add(new Open(l.portFlag(), p, l.bindFlag(), bind == null ? "" : bind.toString()));
     }
     Map<String, Integer> named = new LinkedHashMap<>();

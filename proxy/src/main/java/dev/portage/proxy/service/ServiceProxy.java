@@ -122,7 +122,8 @@ public final class ServiceProxy implements AutoCloseable {
       boolean program = config.proxyMode() == ProxyMode.NFTABLES || config.kernelRules();
       this.kernel = program
           ? new NftablesProxier(config.nftables(), new Nft(config.nftCommand()),
-              config.proxyMode() == ProxyMode.NFTABLES ? new Conntrack(config.conntrackCommand()) : null)
+              config.proxyMode() == ProxyMode.NFTABLES ? new Conntrack(config.conntrackCommand()) : null,
+              time.ticker())
           : null;
     } else {
       this.source = source != null ? source : EndpointSource.fromConfig(config, time, metrics::sourceError);
@@ -373,6 +374,7 @@ public final class ServiceProxy implements AutoCloseable {
       return; // the source has delivered nothing yet; the periodic run comes back
     }
     boolean failed = syncListeners(want, started);
+    kubeMetrics.synced(false, time.ticker().nanoTime() - started, time.wall().instant().toEpochMilli() / 1000.0);
     health.applied(started, changes.get() != seen);
     if (failed) {
       runner.retryAfter(config.syncPeriod().dividedBy(2)); // a busy port may free up; try before the periodic run
@@ -394,21 +396,22 @@ public final class ServiceProxy implements AutoCloseable {
         redirects.put(entry.getKey(), entry.getValue().localAddress().getPort());
       }
     }
+    boolean fullSync = false;
     if (kernel != null) {
-      boolean full = time.ticker().nanoTime() - lastFullSync >= config.fullSyncPeriod().toNanos();
-      if (full) {
+      if (time.ticker().nanoTime() - lastFullSync >= config.fullSyncPeriod().toNanos()) {
         kernel.requireFullSync();
       }
       try {
         NftablesProxier.SyncResult result = kernel.sync(snapshot, redirects);
+        fullSync = result.full();
         if (result.full()) {
           lastFullSync = time.ticker().nanoTime();
         }
-        long took = time.ticker().nanoTime() - started;
-        kubeMetrics.synced(result.full(), took, time.wall().instant().toEpochMilli() / 1000.0);
         if (result.applied()) {
-          log.debug("Sync: {} ({} Service ports changed, {} commands) in {} ms",
-              result.full() ? "full" : "partial", result.changedPorts(), result.commands(), took / 1_000_000);
+          metrics.nftApplied(result.nftNanos());
+          log.debug("Sync: {} ({} Service ports changed, {} commands) in {} ms, nft {} ms",
+              result.full() ? "full" : "partial", result.changedPorts(), result.commands(),
+              (time.ticker().nanoTime() - started) / 1_000_000, result.nftNanos() / 1_000_000);
         }
       } catch (NftException e) {
         kubeMetrics.syncFailed();
@@ -417,6 +420,7 @@ public final class ServiceProxy implements AutoCloseable {
         return; // not applied: health keeps counting from the oldest pending change
       }
     }
+    kubeMetrics.synced(fullSync, time.ticker().nanoTime() - started, time.wall().instant().toEpochMilli() / 1000.0);
     applied = snapshot;
     synced = true;
     observeProgramming(snapshot);

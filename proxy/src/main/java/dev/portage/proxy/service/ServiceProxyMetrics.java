@@ -37,6 +37,7 @@ final class ServiceProxyMetrics {
   private final Counter syncErrors;
   private final Counter sourceErrors;
   private final Gauge services;
+  private final Histogram nftApply;
 
   ServiceProxyMetrics(PrometheusRegistry registry) {
     activeConnections =
@@ -91,6 +92,13 @@ final class ServiceProxyMetrics {
             .name(PREFIX + "source_errors_total")
             .help("Endpoint source updates rejected (for example a malformed endpoints file).")
             .register(registry);
+    nftApply =
+        Histogram.builder()
+            .name(PREFIX + "nft_apply_seconds")
+            .help("Time one nft -f - transaction took (process start to exit), full and partial syncs.")
+            .classicOnly()
+            .classicUpperBounds(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+            .register(registry);
     services =
         Gauge.builder()
             .name(PREFIX + "services")
@@ -129,6 +137,10 @@ final class ServiceProxyMetrics {
     syncs.inc();
     syncDuration.observe(nanos / 1e9);
     services.set(openServices);
+  }
+
+  void nftApplied(long nanos) {
+    nftApply.observe(nanos / 1e9);
   }
 
   void syncError() {

@@ -1,5 +1,6 @@
 package dev.portage.proxy.service.nftables;
 
+import dev.portage.core.time.Ticker;
 import dev.portage.proxy.service.model.ClusterSnapshot;
 import dev.portage.proxy.service.model.ServicePort;
 import java.util.HashMap;
@@ -31,6 +32,7 @@ public final class NftablesProxier {
   private final TableState table;
   private final Nft nft;
   private final Conntrack conntrack;
+  private final Ticker ticker;
   /** The ports behind the committed fragments, to skip unchanged ones and find stale UDP flows. */
   private Map<String, ServicePort> ports = Map.of();
   private Map<String, Integer> redirects = Map.of();
@@ -39,12 +41,14 @@ public final class NftablesProxier {
    * @param options the table's layout
    * @param nft runs {@code nft}
    * @param conntrack deletes stale UDP flows; null to skip that
+   * @param ticker times each {@code nft} run
    */
-  public NftablesProxier(NftablesOptions options, Nft nft, Conntrack conntrack) {
+  public NftablesProxier(NftablesOptions options, Nft nft, Conntrack conntrack, Ticker ticker) {
     this.rules = new ProxyRules(Objects.requireNonNull(options, "options"));
     this.table = new TableState("ip", options.table(), "rules for portage service-proxy");
     this.nft = Objects.requireNonNull(nft, "nft");
     this.conntrack = conntrack;
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
     table.put(SKELETON, rules.skeleton());
   }
 
@@ -66,8 +70,8 @@ public final class NftablesProxier {
     Map<String, ServicePort> next = snapshot.ports();
     Map<String, Integer> nextRedirects = redirectPorts == null ? Map.of() : Map.copyOf(redirectPorts);
     int changed = 0;
-    for (String owner : table.owners()) {
-      if (!owner.equals(SKELETON) && (!next.containsKey(owner) || (redirectPorts != null && !nextRedirects.containsKey(owner)))) {
+    for (String owner : ports.keySet()) {
+      if (!next.containsKey(owner) || (redirectPorts != null && !nextRedirects.containsKey(owner))) {
         table.remove(owner);
         changed++;
       }
@@ -79,7 +83,9 @@ public final class NftablesProxier {
       if (redirectPorts != null && redirect == null) {
         continue; // userspace: no listener for it (yet)
       }
-      if (port.equals(ports.get(id)) && Objects.equals(redirect, redirects.get(id)) && table.fragment(id) != null) {
+      ServicePort before = ports.get(id);
+      if ((port == before || port.equals(before)) && Objects.equals(redirect, redirects.get(id))
+          && table.fragment(id) != null) {
         continue;
       }
       table.put(id, rules.servicePort(port, redirect));
@@ -88,21 +94,35 @@ public final class NftablesProxier {
     rules.retainChains(table.chainNames());
     TableState.Transaction transaction = table.prepare();
     if (transaction.isEmpty()) {
-      ports = next;
+      ports = redirectPorts == null ? next : withRedirects(next, nextRedirects);
       redirects = nextRedirects;
-      return new SyncResult(false, 0, changed, 0);
+      return new SyncResult(false, 0, changed, 0, 0);
     }
+    long applyStart = ticker.nanoTime();
     try {
       nft.apply(transaction.script());
     } catch (NftException e) {
       table.requireFullSync();
       throw e;
     }
+    long applyNanos = ticker.nanoTime() - applyStart;
     table.committed(transaction);
     int flows = redirectPorts == null ? deleteStaleUdpFlows(ports, next) : 0;
-    ports = next;
+    ports = redirectPorts == null ? next : withRedirects(next, nextRedirects);
     redirects = nextRedirects;
-    return new SyncResult(transaction.full(), transaction.full() ? -1 : transaction.commands(), changed, flows);
+    return new SyncResult(transaction.full(), transaction.full() ? -1 : transaction.commands(), changed, flows,
+        applyNanos);
+  }
+
+  /** In userspace mode only the ports with a listener are in the table. */
+  private static Map<String, ServicePort> withRedirects(Map<String, ServicePort> ports, Map<String, Integer> redirects) {
+    Map<String, ServicePort> kept = new HashMap<>();
+    ports.forEach((id, port) -> {
+      if (redirects.containsKey(id)) {
+        kept.put(id, port);
+      }
+    });
+    return kept;
   }
 
   /** The script the next sync would apply, without applying it (for tests and debugging). */
@@ -158,8 +178,9 @@ public final class NftablesProxier {
    * @param commands nft commands of a partial sync (0: nothing to apply), -1 for a full one
    * @param changedPorts Service ports whose rules were recomputed
    * @param udpFlowsDeleted conntrack patterns that deleted at least one entry
+   * @param nftNanos time {@code nft -f -} took (process start to exit)
    */
-  public record SyncResult(boolean full, int commands, int changedPorts, int udpFlowsDeleted) {
+  public record SyncResult(boolean full, int commands, int changedPorts, int udpFlowsDeleted, long nftNanos) {
 
     /** Whether a transaction ran. */
     public boolean applied() {
