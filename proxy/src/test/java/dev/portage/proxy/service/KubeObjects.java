@@ -52,7 +52,18 @@ final class KubeObjects {
         .endEndpoint();
   }
 
-  static EndpointSlice build(EndpointSliceBuilder slice) {
-    return slice.build();
+  /**
+   * Two Services on port 80: {@code web-a} (10.96.0.10, NodePort 30080) over 10.244.0.11 and
+   * 10.244.0.12 (on {@code nodeA}, {@code nodeB}) port 8080, {@code web-b} (10.96.0.20) over
+   * 10.244.0.21:9090.
+   */
+  static void createTwoWebServices(io.fabric8.kubernetes.client.KubernetesClient client, String nodeA, String nodeB) {
+    client.services().resource(nodePortService("web-a", "10.96.0.10", "http", "TCP", 80, 30080)).create();
+    client.services().resource(service("web-b", "10.96.0.20", "http", "TCP", 80).build()).create();
+    client.discovery().v1().endpointSlices().resource(
+        endpoint(endpoint(slice("web-a-1", "web-a", "http", "TCP", 8080), "10.244.0.11", nodeA),
+            "10.244.0.12", nodeB).build()).create();
+    client.discovery().v1().endpointSlices().resource(
+        endpoint(slice("web-b-1", "web-b", "http", "TCP", 9090), "10.244.0.21", nodeA).build()).create();
   }
 }

@@ -115,6 +115,27 @@ final class NetnsLab implements AutoCloseable {
     return exchange("hello\n", List.of("ip", "netns", "exec", ns, "socat", "-T2", "-", "UDP:" + host + ":" + port));
   }
 
+  /** The first lines answered to {@code tries} TCP connections from pod {@code ns}, as a set. */
+  java.util.Set<String> answers(String ns, String host, int port, int tries) throws IOException, InterruptedException {
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    for (int i = 0; i < tries; i++) {
+      seen.add(tcpFrom(ns, host, port));
+    }
+    return seen;
+  }
+
+  /**
+   * Lets fake time pass on {@code clock} (so the proxy's rate-limited sync runs) until {@code
+   * condition} holds on the real network, for at most 20 s.
+   */
+  static void awaitTrue(dev.portage.core.time.FakeClock clock, java.util.concurrent.Callable<Boolean> condition) {
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
+        .pollInterval(java.time.Duration.ofMillis(50)).until(() -> {
+          clock.advance(java.time.Duration.ofSeconds(1));
+          return condition.call();
+        });
+  }
+
   /** Runs {@code command} in the node's namespace (this JVM's) and returns its output. */
   String sh(String command) throws IOException, InterruptedException {
     return run(List.of("sh", "-c", command));

@@ -14,9 +14,7 @@ import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.Set;
-import java.util.concurrent.Callable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -74,54 +72,32 @@ class NftablesProxyNetnsTest {
     proxy.start();
   }
 
-  /** Lets fake time pass (the rate-limited sync runs) until {@code condition} holds on the real network. */
-  private void awaitTrue(Callable<Boolean> condition) {
-    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
-      clock.advance(Duration.ofSeconds(1));
-      return condition.call();
-    });
-  }
-
-  private Set<String> answers(String from, String host, int port, int tries) throws Exception {
-    Set<String> seen = new HashSet<>();
-    for (int i = 0; i < tries; i++) {
-      seen.add(lab.tcpFrom(from, host, port));
-    }
-    return seen;
-  }
-
   @Test
   void twoServicesOnOnePortEachReachTheirOwnEndpointsThroughClusterIpsAndNodePorts() throws Exception {
-    client.services().resource(KubeObjects.nodePortService("web-a", "10.96.0.10", "http", "TCP", 80, 30080)).create();
-    client.services().resource(KubeObjects.service("web-b", "10.96.0.20", "http", "TCP", 80).build()).create();
-    client.discovery().v1().endpointSlices().resource(
-        endpoint(endpoint(slice("web-a-1", "web-a", "http", "TCP", 8080), "10.244.0.11", "node-1"),
-            "10.244.0.12", "node-2").build()).create();
-    client.discovery().v1().endpointSlices().resource(
-        endpoint(slice("web-b-1", "web-b", "http", "TCP", 9090), "10.244.0.21", "node-1").build()).create();
+    KubeObjects.createTwoWebServices(client, "node-1", "node-2");
     startProxy();
 
-    awaitTrue(() -> lab.tcpFrom(client1, "10.96.0.20", 80).equals("b1"));
-    assertThat(answers(client1, "10.96.0.10", 80, 30)).containsExactlyInAnyOrder("a1", "a2");
-    assertThat(answers(client1, "10.96.0.20", 80, 10)).containsExactly("b1");
+    NetnsLab.awaitTrue(clock, () -> lab.tcpFrom(client1, "10.96.0.20", 80).equals("b1"));
+    assertThat(lab.answers(client1, "10.96.0.10", 80, 30)).containsExactlyInAnyOrder("a1", "a2");
+    assertThat(lab.answers(client1, "10.96.0.20", 80, 10)).containsExactly("b1");
     // From the node itself (nat-output) and through the NodePort on the node's address.
     assertThat(fromNode("10.96.0.20", 80)).isEqualTo("b1");
-    assertThat(answers(client1, NetnsLab.NODE_IP, 30080, 30)).containsExactlyInAnyOrder("a1", "a2");
+    assertThat(lab.answers(client1, NetnsLab.NODE_IP, 30080, 30)).containsExactlyInAnyOrder("a1", "a2");
     // A port no Service defines on a ClusterIP is refused, not blackholed.
     assertThat(lab.tcpFrom(client1, "10.96.0.10", 81)).startsWith("ERROR").contains("refused");
 
     // Endpoints change: only a2 is left for web-a.
     client.discovery().v1().endpointSlices().resource(
         endpoint(slice("web-a-1", "web-a", "http", "TCP", 8080), "10.244.0.12", "node-2").build()).update();
-    awaitTrue(() -> answers(client1, "10.96.0.10", 80, 10).equals(Set.of("a2")));
+    NetnsLab.awaitTrue(clock, () -> lab.answers(client1, "10.96.0.10", 80, 10).equals(Set.of("a2")));
 
     // No endpoints: connections are refused (reject), not left to time out.
     client.discovery().v1().endpointSlices().inNamespace("default").withName("web-b-1").delete();
-    awaitTrue(() -> lab.tcpFrom(client1, "10.96.0.20", 80).contains("refused"));
+    NetnsLab.awaitTrue(clock, () -> lab.tcpFrom(client1, "10.96.0.20", 80).contains("refused"));
 
     // The Service goes away; its ClusterIP answers nothing of ours any more.
     client.services().inNamespace("default").withName("web-a").delete();
-    awaitTrue(() -> !proxy.servicePorts().contains("default/web-a:http"));
+    NetnsLab.awaitTrue(clock, () -> !proxy.servicePorts().contains("default/web-a:http"));
     assertThat(lab.tcpFrom(client1, "10.96.0.10", 80)).startsWith("ERROR");
   }
 
@@ -132,7 +108,7 @@ class NftablesProxyNetnsTest {
         endpoint(slice("dns-1", "dns", "dns", "UDP", 5353), "10.244.0.11", "node-1").build()).create();
     startProxy();
 
-    awaitTrue(() -> lab.udpFrom(client1, "10.96.0.53", 53).equals("udp-a1"));
+    NetnsLab.awaitTrue(clock, () -> lab.udpFrom(client1, "10.96.0.53", 53).equals("udp-a1"));
     try (DatagramSocket socket = new DatagramSocket(new InetSocketAddress("0.0.0.0", 0))) {
       socket.setSoTimeout(1000);
       // One flow from the node: its conntrack entry pins it to a1.
@@ -140,7 +116,7 @@ class NftablesProxyNetnsTest {
       client.discovery().v1().endpointSlices().resource(
           endpoint(slice("dns-1", "dns", "dns", "UDP", 5353), "10.244.0.21", "node-1").build()).update();
       // The same flow (same source port) moves to b1 once the stale entry is deleted.
-      awaitTrue(() -> "udp-b1".equals(udp(socket)));
+      NetnsLab.awaitTrue(clock, () -> "udp-b1".equals(udp(socket)));
     }
   }
 

@@ -10,9 +10,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.Set;
-import java.util.concurrent.Callable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -56,30 +54,9 @@ class UserspaceProxyNetnsTest {
     }
   }
 
-  private void awaitTrue(Callable<Boolean> condition) {
-    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
-      clock.advance(Duration.ofSeconds(1));
-      return condition.call();
-    });
-  }
-
-  private Set<String> answers(String host, int port, int tries) throws Exception {
-    Set<String> seen = new HashSet<>();
-    for (int i = 0; i < tries; i++) {
-      seen.add(lab.tcpFrom(client1, host, port));
-    }
-    return seen;
-  }
-
   @Test
   void twoServicesOnOnePortEachReachTheirOwnEndpointsThroughTheRelay() throws Exception {
-    client.services().resource(KubeObjects.nodePortService("web-a", "10.96.0.10", "http", "TCP", 80, 30080)).create();
-    client.services().resource(KubeObjects.service("web-b", "10.96.0.20", "http", "TCP", 80).build()).create();
-    client.discovery().v1().endpointSlices().resource(
-        endpoint(endpoint(slice("web-a-1", "web-a", "http", "TCP", 8080), "10.244.0.11", "node-1"),
-            "10.244.0.12", "node-1").build()).create();
-    client.discovery().v1().endpointSlices().resource(
-        endpoint(slice("web-b-1", "web-b", "http", "TCP", 9090), "10.244.0.21", "node-1").build()).create();
+    KubeObjects.createTwoWebServices(client, "node-1", "node-1");
     ServiceProxyConfig config = ServiceProxyConfig.builder()
         .kubernetes(true).proxyMode(ProxyMode.USERSPACE).hostname("node-1")
         .adminPort(-1).ioThreads(1).build();
@@ -87,20 +64,20 @@ class UserspaceProxyNetnsTest {
         config, new KubernetesServiceSource(client, false, "node-1"), clock.timeSource(), new PrometheusRegistry());
     proxy.start();
 
-    awaitTrue(() -> lab.tcpFrom(client1, "10.96.0.20", 80).equals("b1"));
+    NetnsLab.awaitTrue(clock, () -> lab.tcpFrom(client1, "10.96.0.20", 80).equals("b1"));
     assertThat(proxy.localAddress("default/web-a:http").getPort())
         .isNotEqualTo(proxy.localAddress("default/web-b:http").getPort());
-    assertThat(answers("10.96.0.10", 80, 10)).containsExactlyInAnyOrder("a1", "a2"); // round robin
-    assertThat(answers("10.96.0.20", 80, 5)).containsExactly("b1");
-    assertThat(answers(NetnsLab.NODE_IP, 30080, 10)).containsExactlyInAnyOrder("a1", "a2");
+    assertThat(lab.answers(client1, "10.96.0.10", 80, 10)).containsExactlyInAnyOrder("a1", "a2"); // round robin
+    assertThat(lab.answers(client1, "10.96.0.20", 80, 5)).containsExactly("b1");
+    assertThat(lab.answers(client1, NetnsLab.NODE_IP, 30080, 10)).containsExactlyInAnyOrder("a1", "a2");
     assertThat(NftablesProxyNetnsTest.fromNode("10.96.0.20", 80)).isEqualTo("b1");
 
     client.discovery().v1().endpointSlices().resource(
         endpoint(slice("web-a-1", "web-a", "http", "TCP", 8080), "10.244.0.12", "node-1").build()).update();
-    awaitTrue(() -> answers("10.96.0.10", 80, 6).equals(Set.of("a2")));
+    NetnsLab.awaitTrue(clock, () -> lab.answers(client1, "10.96.0.10", 80, 6).equals(Set.of("a2")));
 
     client.services().inNamespace("default").withName("web-b").delete();
-    awaitTrue(() -> proxy.localAddress("default/web-b:http") == null);
+    NetnsLab.awaitTrue(clock, () -> proxy.localAddress("default/web-b:http") == null);
     assertThat(lab.tcpFrom(client1, "10.96.0.20", 80)).startsWith("ERROR");
   }
 }
