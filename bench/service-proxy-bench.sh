@@ -7,7 +7,8 @@
 # connect latency with 10 and SERVICES Services; programming SERVICES x 10 endpoints; one new
 # Service reachable; the proxy's heap. Everything is removed on exit, whatever happens.
 #   bench/service-proxy-bench.sh      # SERVICES=10000 DURATION=10 WARMUP=5 PARTS="dataplane scale"
-#                                     # CSV=docs/bench-results/service-proxy-<UTC date>.csv
+#                                     # RAW=/tmp/service-proxy-bench-<UTC date>.csv (every figure),
+#                                     # PLOTS=docs/bench-results (service-proxy-*.csv for the plots)
 # Run it under the shared bench lock: flock /tmp/portage-bench.lock bench/service-proxy-bench.sh
 set -euo pipefail
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
@@ -15,7 +16,8 @@ SERVICES=${SERVICES:-10000}
 DURATION=${DURATION:-10}
 WARMUP=${WARMUP:-5}
 PARTS=${PARTS:-dataplane scale}
-CSV=${CSV:-$root/docs/bench-results/service-proxy-$(date -u +%Y%m%d-%H%M).csv}
+RAW=${RAW:-/tmp/service-proxy-bench-$(date -u +%Y%m%d-%H%M).csv}
+PLOTS=${PLOTS:-$root/docs/bench-results}
 [[ $(id -u) == 0 ]] || { echo "service-proxy-bench: needs root (network namespaces, nftables)" >&2; exit 1; }
 for tool in nft conntrack iperf3 python3 haproxy curl ip; do
   command -v $tool >/dev/null || { echo "service-proxy-bench: $tool is missing (apt-get install nftables conntrack iperf3 python3 haproxy curl iproute2)" >&2; exit 1; }
@@ -78,9 +80,10 @@ cat >"$logback" <<'XML'
 <root level="WARN"><appender-ref ref="E"/></root></configuration>
 XML
 echo "load before: $(uptime)"
+note="$(date -u '+%Y-%m-%d %H:%M') UTC, load $(cut -d' ' -f1 /proc/loadavg)"
 ip netns exec $node "$java" --enable-native-access=ALL-UNNAMED -Dio.netty.leakDetection.level=disabled \
   -Dlogback.configurationFile="$logback" -Djava.util.logging.config.file=/dev/null \
   -cp "$bench_jar" dev.portage.bench.serviceproxy.ServiceProxyBench \
-  "$jar" "$client" "$SERVICES" "$DURATION" "$WARMUP" "$CSV" "$PARTS"
+  "$jar" "$client" "$SERVICES" "$DURATION" "$WARMUP" "$RAW" "$PARTS" "$PLOTS" "$note"
 echo "load after: $(uptime)"
-echo "CSV: $CSV"
+echo "every figure: $RAW; plot inputs: $PLOTS/service-proxy-*.csv"

@@ -71,10 +71,13 @@ public final class ServiceProxyBench {
     this.warmup = warmup;
   }
 
-  /** Arguments: portage.jar, client namespace, Services, iperf3 seconds, warm-up seconds, CSV path, parts. */
+  /**
+   * Arguments: portage.jar, client namespace, Services, iperf3 seconds, warm-up seconds, raw CSV
+   * path, parts, plot CSV directory, note (date and load) for the plots.
+   */
   public static void main(String[] args) throws Exception {
-    if (args.length < 7) {
-      System.err.println("usage: ServiceProxyBench PORTAGE_JAR CLIENT_NS SERVICES DURATION WARMUP CSV PARTS");
+    if (args.length < 9) {
+      System.err.println("usage: ServiceProxyBench PORTAGE_JAR CLIENT_NS SERVICES DURATION WARMUP RAW_CSV PARTS PLOT_DIR NOTE");
       System.exit(2);
     }
     ServiceProxyBench bench = new ServiceProxyBench(Path.of(args[0]), args[1], Integer.parseInt(args[2]),
@@ -92,7 +95,7 @@ public final class ServiceProxyBench {
         bench.scale(api);
       }
     }
-    bench.report(Path.of(args[5]));
+    bench.report(Path.of(args[5]), Path.of(args[7]), args[8]);
     System.exit(0); // the mock server's threads are not daemons
   }
 
@@ -284,12 +287,39 @@ public final class ServiceProxyBench {
     System.out.println(key + " = " + shown + " " + unit);
   }
 
-  private void report(Path csv) throws IOException {
+  /**
+   * Writes every figure as {@code key,value,unit} to {@code raw}, and the comparisons the plots show
+   * to {@code plots}/service-proxy-*.csv in the plot tool's format.
+   */
+  private void report(Path raw, Path plots, String note) throws IOException {
     StringBuilder out = new StringBuilder("key,value,unit\n");
     results.forEach((key, v) -> out.append(key).append(',').append(v[0]).append(',').append(v[1]).append('\n'));
-    Files.createDirectories(csv.toAbsolutePath().getParent());
-    Files.writeString(csv, out.toString());
+    Files.writeString(raw, out.toString());
     System.out.println("\n| measure | value |\n|---|---|");
     results.forEach((key, v) -> System.out.println("| " + key + " | " + v[0] + " " + v[1] + " |"));
+    if (results.containsKey("iperf3_clusterip_nftables") && results.containsKey("iperf3_haproxy")) {
+      Files.writeString(plots.resolve("service-proxy-throughput.csv"), String.join("\n",
+          "# title: Service proxy: iperf3 through a ClusterIP, pod to pod (median of 3)",
+          "# y: Gbit/s (higher is better)",
+          "# note: " + note + "; target: nftables >= 0.9x direct",
+          "path,Portage nftables,Portage userspace,HAProxy (userspace),direct",
+          "1 stream," + plain("iperf3_clusterip_nftables") + "," + plain("iperf3_clusterip_userspace") + ","
+              + plain("iperf3_haproxy") + "," + plain("iperf3_direct"), ""));
+    }
+    if (results.containsKey("connect_p50_us_10_services")) {
+      Files.writeString(plots.resolve("service-proxy-connect-latency.csv"), String.join("\n",
+          "# title: Service proxy (nftables): TCP connect to a ClusterIP from a pod",
+          "# y: microseconds (lower is better)",
+          "# note: " + note + "; target: p50 at " + services + " <= 1.1x p50 at 10",
+          "Services,p50,p99",
+          "10," + plain("connect_p50_us_10_services") + "," + plain("connect_p99_us_10_services"),
+          services + "," + plain("connect_p50_us_" + services + "_services") + ","
+              + plain("connect_p99_us_" + services + "_services"), ""));
+    }
   }
+
+  private String plain(String key) {
+    return results.get(key)[0];
+  }
+
 }
