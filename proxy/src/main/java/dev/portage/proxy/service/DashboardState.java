@@ -9,7 +9,8 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The service proxy's live state for the admin dashboard: sync state and live connections, then
+ * The service proxy's live state for the admin dashboard: mode, sync state, Service ports the kernel
+ * rules serve (nftables) and live connections, then
  * every service's endpoints with their health, balancer cost (peak-EWMA only, learnt from connect
  * times), dials in flight and relayed connections, read from the listeners' current balancers and
  * the proxy's live connection set. An L4 proxy has no retry budget: a failed dial
@@ -39,8 +40,10 @@ final class DashboardState implements DashboardSource {
       }
     }
     view.fields(SUMMARY)
+        .put("mode", proxy.config().proxyMode().flag())
         .put("synced", proxy.isReady())
         .put("syncs", proxy.syncs())
+        .put("Service ports (kernel rules)", proxy.servicePortCount())
         .put("services", listeners.size())
         .put("live connections", proxy.liveConnections())
         .put("dial attempts per connection", proxy.config().dialTimeouts().size());

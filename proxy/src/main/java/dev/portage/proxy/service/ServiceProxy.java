@@ -247,6 +247,12 @@ public final class ServiceProxy implements AutoCloseable {
     return snapshot == null ? Set.of() : new TreeSet<>(snapshot.ports().keySet());
   }
 
+  /** How many Service ports the last successful sync applied (0 before one, and without Kubernetes). */
+  int servicePortCount() {
+    ClusterSnapshot snapshot = applied;
+    return snapshot == null ? 0 : snapshot.ports().size();
+  }
+
   /**
    * The admin listener's bound address.
    *
