@@ -80,6 +80,8 @@ final class NetnsLab implements AutoCloseable {
     namespaces.add(ns);
     sh("ip link add " + veth + " type veth peer name eth0 netns " + ns
         + " && ip link set " + veth + " master br0 up"
+        // what the kubelet's hairpin-veth mode does, so a pod can reach itself through a Service
+        + " && bridge link set dev " + veth + " hairpin on"
         + " && ip netns exec " + ns + " sh -c 'ip link set lo up && ip addr add " + ip + "/24 dev eth0"
         + " && ip link set eth0 up && ip route add default via " + GATEWAY + "'");
     return ns;

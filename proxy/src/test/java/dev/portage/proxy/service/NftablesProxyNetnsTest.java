@@ -83,6 +83,8 @@ class NftablesProxyNetnsTest {
     // From the node itself (nat-output) and through the NodePort on the node's address.
     assertThat(fromNode("10.96.0.20", 80)).isEqualTo("b1");
     assertThat(lab.answers(client1, NetnsLab.NODE_IP, 30080, 30)).containsExactlyInAnyOrder("a1", "a2");
+    // Hairpin: a pod reaching itself through its Service (masqueraded, so it answers the node).
+    assertThat(lab.tcpFrom(b1, "10.96.0.20", 80)).isEqualTo("b1");
     // A port no Service defines on a ClusterIP is refused, not blackholed.
     assertThat(lab.tcpFrom(client1, "10.96.0.10", 81)).startsWith("ERROR").contains("refused");
 
