@@ -87,9 +87,27 @@ final class NetnsLab implements AutoCloseable {
     return ns;
   }
 
+  /**
+   * The pods of the two-Service scenario ({@link KubeObjects#createTwoWebServices}): a1 (10.244.0.11)
+   * and a2 (.12) answering "a1"/"a2" on TCP 8080, b1 (.21) answering "b1" on 9090, and a client c1
+   * (.99).
+   *
+   * @return the pods' namespaces: a1, a2, b1, c1
+   */
+  String[] webPods() throws IOException, InterruptedException {
+    String[] pods = {pod("a1", "10.244.0.11"), pod("a2", "10.244.0.12"), pod("b1", "10.244.0.21"),
+        pod("c1", "10.244.0.99")};
+    tcpServer(pods[0], 8080, "a1");
+    tcpServer(pods[1], 8080, "a2");
+    tcpServer(pods[2], 9090, "b1");
+    return pods;
+  }
+
   /** Starts a TCP server in {@code ns} on {@code port} answering each connection with {@code reply}. */
   void tcpServer(String ns, int port, String reply) throws IOException, InterruptedException {
-    background(List.of("ip", "netns", "exec", ns, "socat",
+    // -t 10: the client half-closes at once; without it socat gives the forked echo only 0.5 s to
+    // answer after that, which a loaded machine misses (an empty answer).
+    background(List.of("ip", "netns", "exec", ns, "socat", "-t", "10",
         "TCP-LISTEN:" + port + ",fork,reuseaddr", "SYSTEM:echo " + reply));
     awaitListening(ns, "ss -Htln sport = :" + port);
   }

@@ -3,7 +3,6 @@ package dev.portage.proxy.service;
 import static dev.portage.proxy.service.KubeObjects.endpoint;
 import static dev.portage.proxy.service.KubeObjects.slice;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.portage.core.time.FakeClock;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -13,7 +12,6 @@ import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -33,20 +31,16 @@ class NftablesProxyNetnsTest {
   private NetnsLab lab;
   private ServiceProxy proxy;
   private String a1;
-  private String a2;
   private String b1;
   private String client1;
 
   @BeforeEach
   void setUp() throws Exception {
     lab = NetnsLab.start();
-    a1 = lab.pod("a1", "10.244.0.11");
-    a2 = lab.pod("a2", "10.244.0.12");
-    b1 = lab.pod("b1", "10.244.0.21");
-    client1 = lab.pod("c1", "10.244.0.99");
-    lab.tcpServer(a1, 8080, "a1");
-    lab.tcpServer(a2, 8080, "a2");
-    lab.tcpServer(b1, 9090, "b1");
+    String[] pods = lab.webPods();
+    a1 = pods[0];
+    b1 = pods[2];
+    client1 = pods[3];
     lab.udpServer(a1, 5353, "udp-a1");
     lab.udpServer(b1, 5353, "udp-b1");
     client.services().inAnyNamespace().delete();
@@ -101,6 +95,21 @@ class NftablesProxyNetnsTest {
     client.services().inNamespace("default").withName("web-a").delete();
     NetnsLab.awaitTrue(clock, () -> !proxy.servicePorts().contains("default/web-a:http"));
     assertThat(lab.tcpFrom(client1, "10.96.0.10", 80)).startsWith("ERROR");
+  }
+
+  @Test
+  void clientIpAffinityKeepsAClientOnOneEndpoint() throws Exception {
+    client.services().resource(KubeObjects.service("sticky", "10.96.0.30", "http", "TCP", 80)
+        .editSpec().withSessionAffinity("ClientIP")
+        .withNewSessionAffinityConfig().withNewClientIP().withTimeoutSeconds(60).endClientIP().endSessionAffinityConfig()
+        .endSpec().build()).create();
+    client.discovery().v1().endpointSlices().resource(
+        endpoint(endpoint(slice("sticky-1", "sticky", "http", "TCP", 8080), "10.244.0.11", "node-1"),
+            "10.244.0.12", "node-1").build()).create();
+    startProxy();
+
+    NetnsLab.awaitTrue(clock, () -> lab.tcpFrom(client1, "10.96.0.30", 80).startsWith("a"));
+    assertThat(lab.answers(client1, "10.96.0.30", 80, 12)).hasSize(1); // one client, one endpoint
   }
 
   @Test

@@ -3,13 +3,11 @@ package dev.portage.proxy.service;
 import static dev.portage.proxy.service.KubeObjects.endpoint;
 import static dev.portage.proxy.service.KubeObjects.slice;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.portage.core.time.FakeClock;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import java.time.Duration;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -33,13 +31,7 @@ class UserspaceProxyNetnsTest {
   @BeforeEach
   void setUp() throws Exception {
     lab = NetnsLab.start();
-    String a1 = lab.pod("a1", "10.244.0.11");
-    String a2 = lab.pod("a2", "10.244.0.12");
-    String b1 = lab.pod("b1", "10.244.0.21");
-    client1 = lab.pod("c1", "10.244.0.99");
-    lab.tcpServer(a1, 8080, "a1");
-    lab.tcpServer(a2, 8080, "a2");
-    lab.tcpServer(b1, 9090, "b1");
+    client1 = lab.webPods()[3];
     client.services().inAnyNamespace().delete();
     client.discovery().v1().endpointSlices().inAnyNamespace().delete();
   }
