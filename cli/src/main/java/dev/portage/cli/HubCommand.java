@@ -160,6 +160,6 @@ public final class HubCommand implements Callable<Integer> {
         heartbeatHealthyThreshold, heartbeatFailedRetry);
     return new EdgeHubConfig(serverAddr, mode, bindAddress, proxyPort, proxySecurePort, servePort,
         diskCachePath, heartbeat, maxRequestsInFlight, minRequestTimeout, agents, caFile,
-        clientCertFile, clientKeyFile, tlsCertFile, tlsPrivateKeyFile, joinToken);
+        clientCertFile, clientKeyFile, tlsCertFile, tlsPrivateKeyFile, joinToken, "");
   }
 }

@@ -10,8 +10,11 @@ import dev.portage.core.net.NettyTransport;
 import dev.portage.core.net.TlsContexts;
 import dev.portage.core.time.TimeSource;
 import dev.portage.hub.cache.CachePolicy;
+import dev.portage.hub.cache.CacheScope;
 import dev.portage.hub.cache.DiskCache;
 import dev.portage.hub.cache.ResponseCacher;
+import dev.portage.hub.codec.KubeCodec;
+import dev.portage.hub.codec.KubeTypes;
 import dev.portage.hub.local.LocalProxy;
 import dev.portage.hub.remote.ApiServer;
 import dev.portage.hub.remote.RemoteProxy;
@@ -126,7 +129,8 @@ public final class EdgeHub implements AutoCloseable {
 
   private void doStart() throws IOException {
     cache = cacheOpener.open(config.diskCachePath());
-    ResponseCacher cacher = new ResponseCacher(cache, json);
+    ResponseCacher cacher = new ResponseCacher(cache, json, CacheScope.forNode(config.nodeName()));
+    KubeCodec codec = new KubeCodec(json, KubeTypes.standard());
     CachePolicy policy = new CachePolicy(config.cacheAgents());
     List<ApiServer> servers = config.serverAddrs().stream().map(ApiServer::parse).toList();
 
@@ -145,7 +149,7 @@ public final class EdgeHub implements AutoCloseable {
     upstreams = new Upstreams(servers, config.lbMode(), config.heartbeat(), pool, group, time,
         (endpoint, healthy) -> log.info("API server {} is now {}", endpoint.id(),
             healthy ? "healthy" : "unhealthy"));
-    local = new LocalProxy(cacher, policy, json, time, upstreams::anyHealthy,
+    local = new LocalProxy(cacher, policy, json, codec, time, upstreams::anyHealthy,
         config.minRequestTimeout(), RandomGenerator.getDefault(), cacheReader);
     remote = new RemoteProxy(pool, cacher, policy, cacheWriter, time.ticker(),
         () -> bootstrapToken);

@@ -36,6 +36,9 @@ import java.util.Set;
  * @param tlsKeyFile key of {@code tlsCertFile}
  * @param bootstrapToken token sent to the API servers on requests without {@code Authorization};
  *     "" for none (updated at runtime by {@code POST /v1/token})
+ * @param nodeName the node the hub runs on ({@code --node-name}): the kubelet's cache holds only
+ *     this Node and its Lease, and its Lease renewals and node status updates are answered
+ *     locally while the cloud is unreachable; "" for none
  */
 public record EdgeHubConfig(
     List<String> serverAddrs,
@@ -54,7 +57,8 @@ public record EdgeHubConfig(
     Path clientKeyFile,
     Path tlsCertFile,
     Path tlsKeyFile,
-    String bootstrapToken) {
+    String bootstrapToken,
+    String nodeName) {
 
   public EdgeHubConfig {
     serverAddrs = List.copyOf(Objects.requireNonNull(serverAddrs, "serverAddrs"));
@@ -91,20 +95,21 @@ public record EdgeHubConfig(
       throw new IllegalArgumentException("tls-cert-file and tls-private-key-file: give both or neither");
     }
     bootstrapToken = bootstrapToken == null ? "" : bootstrapToken;
+    nodeName = nodeName == null ? "" : nodeName;
   }
 
   /** YurtHub's defaults for everything but the servers; the cache under {@code diskCachePath}. */
   public static EdgeHubConfig defaults(List<String> serverAddrs, Path diskCachePath) {
     return new EdgeHubConfig(serverAddrs, Upstreams.LbMode.RR, "127.0.0.1", 10261, 10268, 10267,
         diskCachePath, Upstreams.Heartbeat.defaults(), 250, Duration.ofSeconds(1800),
-        CachePolicy.DEFAULT_COMPONENTS, null, null, null, null, null, "");
+        CachePolicy.DEFAULT_COMPONENTS, null, null, null, null, null, "", "");
   }
 
   /** A copy with other listener ports (0 = a free port). */
   public EdgeHubConfig withPorts(int proxyPort, int proxySecurePort, int servePort) {
     return new EdgeHubConfig(serverAddrs, lbMode, bindAddress, proxyPort, proxySecurePort,
         servePort, diskCachePath, heartbeat, maxRequestsInFlight, minRequestTimeout, cacheAgents,
-        caFile, clientCertFile, clientKeyFile, tlsCertFile, tlsKeyFile, bootstrapToken);
+        caFile, clientCertFile, clientKeyFile, tlsCertFile, tlsKeyFile, bootstrapToken, nodeName);
   }
 
   /** A copy that also caches {@code components} ({@code *} for all). */
@@ -113,14 +118,14 @@ public record EdgeHubConfig(
     all.addAll(components);
     return new EdgeHubConfig(serverAddrs, lbMode, bindAddress, proxyPort, proxySecurePort,
         servePort, diskCachePath, heartbeat, maxRequestsInFlight, minRequestTimeout, all, caFile,
-        clientCertFile, clientKeyFile, tlsCertFile, tlsKeyFile, bootstrapToken);
+        clientCertFile, clientKeyFile, tlsCertFile, tlsKeyFile, bootstrapToken, nodeName);
   }
 
   /** A copy with other health-check settings and in-flight limit. */
   public EdgeHubConfig withLimits(Upstreams.Heartbeat heartbeat, int maxRequestsInFlight) {
     return new EdgeHubConfig(serverAddrs, lbMode, bindAddress, proxyPort, proxySecurePort,
         servePort, diskCachePath, heartbeat, maxRequestsInFlight, minRequestTimeout, cacheAgents,
-        caFile, clientCertFile, clientKeyFile, tlsCertFile, tlsKeyFile, bootstrapToken);
+        caFile, clientCertFile, clientKeyFile, tlsCertFile, tlsKeyFile, bootstrapToken, nodeName);
   }
 
   /** A copy with TLS files: client side to the API servers and server side of the secure port. */
@@ -128,7 +133,14 @@ public record EdgeHubConfig(
       Path caFile, Path clientCertFile, Path clientKeyFile, Path tlsCertFile, Path tlsKeyFile) {
     return new EdgeHubConfig(serverAddrs, lbMode, bindAddress, proxyPort, proxySecurePort,
         servePort, diskCachePath, heartbeat, maxRequestsInFlight, minRequestTimeout, cacheAgents,
-        caFile, clientCertFile, clientKeyFile, tlsCertFile, tlsKeyFile, bootstrapToken);
+        caFile, clientCertFile, clientKeyFile, tlsCertFile, tlsKeyFile, bootstrapToken, nodeName);
+  }
+
+  /** A copy for the hub on node {@code nodeName}. */
+  public EdgeHubConfig withNodeName(String nodeName) {
+    return new EdgeHubConfig(serverAddrs, lbMode, bindAddress, proxyPort, proxySecurePort,
+        servePort, diskCachePath, heartbeat, maxRequestsInFlight, minRequestTimeout, cacheAgents,
+        caFile, clientCertFile, clientKeyFile, tlsCertFile, tlsKeyFile, bootstrapToken, nodeName);
   }
 
   private static void port(String name, int port) {

@@ -95,21 +95,20 @@ final class HubProxyHandler extends ChannelDuplexHandler {
     }
     log.debug("{} {}", info, request.uri());
     Pick<ApiServer> pick = upstreams.pick();
-    String accept = request.headers().get(HttpHeaderNames.ACCEPT, "");
+    // Kept for the fallback: the forwarded request's buffer belongs to the exchange.
+    LocalProxy.Request localRequest = new LocalProxy.Request(info,
+        request.headers().get(HttpHeaderNames.ACCEPT, ""),
+        request.headers().get(HttpHeaderNames.CONTENT_TYPE, ""),
+        ByteBufUtil.getBytes(request.content()));
     if (pick == null) {
-      byte[] body = ByteBufUtil.getBytes(request.content());
       request.release();
-      local.serve(info, accept, body, ctx.channel(), keepAlive,
-          LocalProxy.Reason.NO_HEALTHY_UPSTREAM);
+      local.serve(localRequest, ctx.channel(), keepAlive, LocalProxy.Reason.NO_HEALTHY_UPSTREAM);
       return;
     }
-    // Kept for the fallback: the forwarded request's buffer belongs to the exchange.
-    byte[] body = ByteBufUtil.getBytes(request.content());
     remote.forward(info, request, ctx.channel(), keepAlive, pick, code -> { },
         cause -> {
           if (ctx.channel().isActive()) {
-            local.serve(info, accept, body, ctx.channel(), keepAlive,
-                LocalProxy.Reason.UPSTREAM_FAILED);
+            local.serve(localRequest, ctx.channel(), keepAlive, LocalProxy.Reason.UPSTREAM_FAILED);
           }
         });
   }

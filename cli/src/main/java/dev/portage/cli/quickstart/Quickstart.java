@@ -175,7 +175,7 @@ public final class Quickstart implements AutoCloseable {
             ports.hubProxy(), 0, ports.hubServe(), defaults.diskCachePath(),
             new Upstreams.Heartbeat(Duration.ofSeconds(1), Duration.ofSeconds(1), 1, 1),
             defaults.maxRequestsInFlight(), defaults.minRequestTimeout(), defaults.cacheAgents(),
-            null, null, null, null, null, "")
+            null, null, null, null, null, "", "")
         .withExtraCacheAgents(java.util.Set.of("*"));
     hub = own(new EdgeHub(config, time, new PrometheusRegistry()));
     bindOrExplain("edge hub", hub::start);

@@ -1,11 +1,13 @@
 package dev.portage.hub.cache;
 
+import dev.portage.hub.codec.Encoding;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileVisitResult;
+import java.nio.file.LinkOption;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -35,8 +37,9 @@ import org.slf4j.LoggerFactory;
  *       disk) deletes its temp file and leaves the previous version in place; temp files left by a
  *       crash are removed when the cache opens.
  *   <li>A write never replaces a fresher object (resourceVersion compared as a number).
- *   <li>Every file carries its length and CRC32; a truncated or corrupt file is logged, counted and
- *       treated as absent, never served.
+ *   <li>Every file carries its encoding, length and CRC32; a truncated or corrupt file is logged,
+ *       counted and treated as absent, never served. A file larger than anything the hub writes
+ *       ({@link #MAX_BODY_BYTES}), or one that is not a regular file, is not even read.
  *   <li>Every name is encoded into a single safe path segment: no key can reach outside the root.
  * </ul>
  *
@@ -58,6 +61,12 @@ public final class DiskCache {
   static final String LIST_META = ".list";
 
   private static final int STRIPES = 64;
+
+  /**
+   * The largest object body the cache writes (and so the largest it reads: a bigger file was not
+   * written by the hub and is not read).
+   */
+  public static final int MAX_BODY_BYTES = 64 * 1024 * 1024;
 
   private final Path root;
   private final FileWrites writes;
@@ -118,8 +127,8 @@ public final class DiskCache {
     }
   }
 
-  /** One object read back from the cache. */
-  public record Entry(CacheKey key, String resourceVersion, byte[] json) {}
+  /** One object read back from the cache, in the encoding it was cached in. */
+  public record Entry(CacheKey key, String resourceVersion, Encoding encoding, byte[] body) {}
 
   public Path root() {
     return root;
@@ -127,25 +136,29 @@ public final class DiskCache {
 
   /** The cached object, or empty when it is absent, unreadable or corrupt. */
   public Optional<Entry> get(CacheKey key) {
-    return read(path(key)).map(c -> new Entry(key, c.resourceVersion(), c.body()));
+    return read(path(key)).map(c -> new Entry(key, c.resourceVersion(), c.encoding(), c.body()));
   }
 
   /**
-   * Stores {@code json} (one object) under {@code key} unless the cache holds a fresher one.
+   * Stores {@code json} (one JSON object) under {@code key} unless the cache holds a fresher one.
    *
    * @param resourceVersion the object's {@code metadata.resourceVersion}; "" when unknown
    */
   public WriteResult put(CacheKey key, byte[] json, String resourceVersion) {
     Objects.requireNonNull(json, "json");
-    return put(key, resourceVersion, () -> json);
+    return put(key, resourceVersion, Encoding.JSON, () -> json);
   }
 
   /**
-   * Like {@link #put(CacheKey, byte[], String)}, but the object's bytes are only made when they are
-   * written (not when the cache already holds this or a fresher resourceVersion).
+   * Stores {@code body} (one object in {@code encoding}: JSON, or a protobuf body) under {@code key}
+   * unless the cache holds a fresher one; the object's bytes are only made when they are written
+   * (not when the cache already holds this or a fresher resourceVersion). A body over {@link
+   * #MAX_BODY_BYTES} is not stored.
    */
-  public WriteResult put(CacheKey key, String resourceVersion, Supplier<byte[]> json) {
-    Objects.requireNonNull(json, "json");
+  public WriteResult put(CacheKey key, String resourceVersion, Encoding encoding,
+      Supplier<byte[]> body) {
+    Objects.requireNonNull(body, "body");
+    Objects.requireNonNull(encoding, "encoding");
     String rv = checkResourceVersion(resourceVersion);
     Path file = path(key);
     ReentrantLock lock = lockFor(file);
@@ -162,7 +175,13 @@ public final class DiskCache {
           return WriteResult.UNCHANGED;
         }
       }
-      return write(file, CacheFile.encode(rv, json.get()), key.toString());
+      byte[] bytes = body.get();
+      if (bytes.length > MAX_BODY_BYTES) {
+        log.warn("not caching {}: {} bytes, over the {} byte limit", key, bytes.length,
+            MAX_BODY_BYTES);
+        return WriteResult.FAILED;
+      }
+      return write(file, CacheFile.encode(rv, encoding, bytes), key.toString());
     } finally {
       lock.unlock();
     }
@@ -200,7 +219,7 @@ public final class DiskCache {
       return out;
     }
     for (Path child : children(dir)) {
-      if (Files.isDirectory(child)) {
+      if (Files.isDirectory(child, LinkOption.NOFOLLOW_LINKS)) { // a linked directory is not ours
         readDir(child, ref, PathSegments.decode(child.getFileName().toString()), out);
       } else {
         readObject(child, ref, "", out);
@@ -242,7 +261,7 @@ public final class DiskCache {
     try {
       return write(
           file,
-          CacheFile.encode(checkResourceVersion(meta.resourceVersion()), body),
+          CacheFile.encode(checkResourceVersion(meta.resourceVersion()), Encoding.JSON, body),
           ref + " list");
     } finally {
       lock.unlock();
@@ -268,6 +287,9 @@ public final class DiskCache {
   public WriteResult putDiscovery(String name, DiscoveryDocument doc) {
     Path file = discoveryPath(name);
     byte[] body = doc.encode();
+    if (body.length > MAX_BODY_BYTES) {
+      return WriteResult.FAILED;
+    }
     ReentrantLock lock = lockFor(file);
     lock.lock();
     try {
@@ -275,7 +297,7 @@ public final class DiskCache {
       if (held.isPresent() && Arrays.equals(held.get().body(), body)) {
         return WriteResult.UNCHANGED;
       }
-      return write(file, CacheFile.encode("", body), "discovery " + name);
+      return write(file, CacheFile.encode("", Encoding.JSON, body), "discovery " + name);
     } finally {
       lock.unlock();
     }
@@ -406,17 +428,13 @@ public final class DiskCache {
   }
 
   private Optional<CacheFile.Contents> read(Path file) {
-    byte[] bytes;
     try {
-      bytes = Files.readAllBytes(file);
+      return Optional.of(CacheFile.read(file, MAX_BODY_BYTES));
     } catch (NoSuchFileException e) {
       return Optional.empty();
     } catch (IOException e) {
       log.warn("cannot read cache file {}: {}", file, e.toString());
       return Optional.empty();
-    }
-    try {
-      return Optional.of(CacheFile.decode(bytes));
     } catch (CacheFile.CorruptCacheFileException e) {
       corruptFiles.increment();
       log.warn("skipping corrupt cache file {}: {}", file, e.getMessage());
@@ -426,7 +444,8 @@ public final class DiskCache {
 
   private void readDir(Path dir, ResourceRef ref, String ns, List<Entry> out) {
     for (Path file : children(dir)) {
-      if (Files.isRegularFile(file)) {
+      // Anything but a directory is read, so a planted link, FIFO or device is counted as corrupt.
+      if (!Files.isDirectory(file, LinkOption.NOFOLLOW_LINKS)) {
         readObject(file, ref, ns, out);
       }
     }
@@ -438,7 +457,7 @@ public final class DiskCache {
       return; // temp files and list metadata
     }
     CacheKey key = ref.key(ns, PathSegments.decode(fileName));
-    read(file).ifPresent(c -> out.add(new Entry(key, c.resourceVersion(), c.body())));
+    read(file).ifPresent(c -> out.add(new Entry(key, c.resourceVersion(), c.encoding(), c.body())));
   }
 
   private static List<Path> children(Path dir) {

@@ -1,16 +1,15 @@
 package dev.portage.hub.local;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Predicate;
 
 /**
  * A Kubernetes field selector ({@code metadata.name=x,metadata.namespace!=y,spec.nodeName=n1})
- * applied to cached objects: each field is a dotted path into the object's JSON, compared as text
+ * applied to cached objects: each field is a dotted path into the object, compared as text
  * with {@code =}, {@code ==} or {@code !=}. A missing field compares as "". Immutable.
  */
-final class FieldSelector implements Predicate<JsonNode> {
+final class FieldSelector implements Predicate<ObjectFields> {
 
   private record Term(String[] path, String value, boolean negated) {}
 
@@ -52,14 +51,15 @@ final class FieldSelector implements Predicate<JsonNode> {
     return new FieldSelector(List.copyOf(terms));
   }
 
+  /** Whether this selector selects every object (it is ""). */
+  boolean selectsAll() {
+    return terms.isEmpty();
+  }
+
   @Override
-  public boolean test(JsonNode object) {
+  public boolean test(ObjectFields object) {
     for (Term t : terms) {
-      JsonNode n = object;
-      for (String p : t.path) {
-        n = n.path(p);
-      }
-      String actual = n.isValueNode() ? n.asText() : "";
+      String actual = object.field(t.path);
       if (actual.equals(t.value) == t.negated) {
         return false;
       }

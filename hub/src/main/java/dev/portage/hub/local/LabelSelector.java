@@ -1,20 +1,20 @@
 package dev.portage.hub.local;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
 
 /**
  * A Kubernetes label selector ({@code app=web,tier!=db,env in (a,b),!legacy,release}) applied to
- * cached objects' {@code metadata.labels}. Immutable.
+ * cached objects' {@code metadata.labels}, JSON or protobuf. Immutable.
  */
-final class LabelSelector implements Predicate<JsonNode> {
+final class LabelSelector implements Predicate<ObjectFields> {
 
-  private final List<Predicate<JsonNode>> terms;
+  private final List<Predicate<Map<String, String>>> terms;
 
-  private LabelSelector(List<Predicate<JsonNode>> terms) {
+  private LabelSelector(List<Predicate<Map<String, String>>> terms) {
     this.terms = terms;
   }
 
@@ -24,7 +24,7 @@ final class LabelSelector implements Predicate<JsonNode> {
    * @throws IllegalArgumentException saying which term is malformed
    */
   static LabelSelector parse(String selector) {
-    List<Predicate<JsonNode>> terms = new ArrayList<>();
+    List<Predicate<Map<String, String>>> terms = new ArrayList<>();
     for (String raw : splitTerms(selector)) {
       String term = raw.trim();
       if (term.isEmpty()) {
@@ -35,10 +35,18 @@ final class LabelSelector implements Predicate<JsonNode> {
     return new LabelSelector(List.copyOf(terms));
   }
 
+  /** Whether this selector selects every object (it is ""). */
+  boolean selectsAll() {
+    return terms.isEmpty();
+  }
+
   @Override
-  public boolean test(JsonNode object) {
-    JsonNode labels = object.path("metadata").path("labels");
-    for (Predicate<JsonNode> t : terms) {
+  public boolean test(ObjectFields object) {
+    if (terms.isEmpty()) {
+      return true;
+    }
+    Map<String, String> labels = object.labels();
+    for (Predicate<Map<String, String>> t : terms) {
       if (!t.test(labels)) {
         return false;
       }
@@ -46,38 +54,38 @@ final class LabelSelector implements Predicate<JsonNode> {
     return true;
   }
 
-  private static Predicate<JsonNode> term(String term) {
+  private static Predicate<Map<String, String>> term(String term) {
     String lower = term;
     int in = indexOfWord(lower, " notin ");
     if (in > 0) {
       String key = key(term.substring(0, in), term);
       Set<String> values = values(term.substring(in + " notin ".length()), term);
-      return labels -> !labels.has(key) || !values.contains(labels.get(key).asText());
+      return labels -> !labels.containsKey(key) || !values.contains(labels.get(key));
     }
     in = indexOfWord(lower, " in ");
     if (in > 0) {
       String key = key(term.substring(0, in), term);
       Set<String> values = values(term.substring(in + " in ".length()), term);
-      return labels -> labels.has(key) && values.contains(labels.get(key).asText());
+      return labels -> labels.containsKey(key) && values.contains(labels.get(key));
     }
     int ne = term.indexOf("!=");
     if (ne > 0) {
       String key = key(term.substring(0, ne), term);
       String value = term.substring(ne + 2).trim();
-      return labels -> !labels.has(key) || !labels.get(key).asText().equals(value);
+      return labels -> !labels.containsKey(key) || !labels.get(key).equals(value);
     }
     int eq = term.indexOf('=');
     if (eq > 0) {
       String key = key(term.substring(0, eq), term);
       String value = term.substring(term.startsWith("==", eq) ? eq + 2 : eq + 1).trim();
-      return labels -> labels.has(key) && labels.get(key).asText().equals(value);
+      return labels -> labels.containsKey(key) && labels.get(key).equals(value);
     }
     if (term.startsWith("!")) {
       String key = key(term.substring(1), term);
-      return labels -> !labels.has(key);
+      return labels -> !labels.containsKey(key);
     }
     String key = key(term, term);
-    return labels -> labels.has(key);
+    return labels -> labels.containsKey(key);
   }
 
   private static int indexOfWord(String term, String word) {

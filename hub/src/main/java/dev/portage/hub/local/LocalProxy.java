@@ -2,14 +2,17 @@ package dev.portage.hub.local;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.portage.core.time.TimeSource;
 import dev.portage.hub.cache.CachePolicy;
+import dev.portage.hub.cache.CacheScope;
 import dev.portage.hub.cache.DiscoveryDocument;
 import dev.portage.hub.cache.DiskCache;
 import dev.portage.hub.cache.ResourceRef;
 import dev.portage.hub.cache.ResponseCacher;
+import dev.portage.hub.codec.AcceptHeader;
+import dev.portage.hub.codec.CodecException;
+import dev.portage.hub.codec.Encoding;
+import dev.portage.hub.codec.KubeCodec;
 import dev.portage.hub.proxy.HttpResponses;
 import dev.portage.hub.proxy.RequestInfo;
 import io.netty.buffer.Unpooled;
@@ -18,7 +21,6 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
@@ -46,10 +48,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Answers requests while the cloud is unreachable (YurtHub's LocalProxy): get and list from the
- * disk cache of the calling component, with label and field selectors; watch held open with no
- * events until its timeout or until the cloud is healthy again, so the client re-lists; created
- * {@code events} stored and echoed with 201; delete refused with 403; anything else a Kubernetes
- * {@code Status} error.
+ * disk cache of the calling component, with label and field selectors, in the encoding the
+ * client's {@code Accept} asks for (protobuf or JSON, whatever the object was cached in); watch
+ * held open with no events until its timeout or until the cloud is healthy again, so the client
+ * re-lists; created {@code events} stored and echoed with 201; the kubelet's own node Lease
+ * renewals echoed and its node status updates answered with the cached Node (so its sync loops
+ * carry on, as YurtHub does); delete refused with 403; anything else a Kubernetes {@code Status}
+ * error.
  *
  * <p>Thread-safe. {@link #serve} may be called on an event loop: disk reads run on the injected
  * I/O executor, watch timers on the injected scheduler.
@@ -57,6 +62,8 @@ import org.slf4j.LoggerFactory;
 public final class LocalProxy {
 
   private static final Logger log = LoggerFactory.getLogger(LocalProxy.class);
+
+  private static final String[] METADATA_NAME = {"metadata", "name"};
 
   /** How often a held watch checks whether the cloud is back (YurtHub: 2 s). */
   static final Duration HEALTH_CHECK_INTERVAL = Duration.ofSeconds(2);
@@ -72,6 +79,9 @@ public final class LocalProxy {
   private final ResponseCacher cacher;
   private final CachePolicy policy;
   private final ObjectMapper json;
+  private final KubeCodec codec;
+  private final ObjectRenderer renderer;
+  private final ListAssembler lists;
   private final TimeSource time;
   private final BooleanSupplier cloudHealthy;
   private final Duration minRequestTimeout;
@@ -79,7 +89,7 @@ public final class LocalProxy {
   private final Executor io;
   private final Set<HeldWatch> heldWatches = ConcurrentHashMap.newKeySet();
   private final LongAdder servedFromCache = new LongAdder();
-  private final ListMemo lists = new ListMemo();
+  private final ListMemo memo = new ListMemo();
 
   /**
    * @param cloudHealthy whether any API server is healthy now; read by held watches every 2 s
@@ -90,6 +100,7 @@ public final class LocalProxy {
       ResponseCacher cacher,
       CachePolicy policy,
       ObjectMapper json,
+      KubeCodec codec,
       TimeSource time,
       BooleanSupplier cloudHealthy,
       Duration minRequestTimeout,
@@ -98,6 +109,9 @@ public final class LocalProxy {
     this.cacher = Objects.requireNonNull(cacher, "cacher");
     this.policy = Objects.requireNonNull(policy, "policy");
     this.json = Objects.requireNonNull(json, "json");
+    this.codec = Objects.requireNonNull(codec, "codec");
+    this.renderer = new ObjectRenderer(codec);
+    this.lists = new ListAssembler(json, codec);
     this.time = Objects.requireNonNull(time, "time");
     this.cloudHealthy = Objects.requireNonNull(cloudHealthy, "cloudHealthy");
     this.minRequestTimeout = Objects.requireNonNull(minRequestTimeout, "minRequestTimeout");
@@ -110,36 +124,50 @@ public final class LocalProxy {
   }
 
   /**
-   * Answers one request on {@code channel}.
+   * What the local proxy reads of a request besides its {@link RequestInfo}.
    *
-   * @param body the request body (for creates); the caller keeps ownership of its own buffers
+   * @param accept the {@code Accept} header, "" for none
+   * @param contentType the {@code Content-Type} of {@code body}, "" for none
+   * @param body the request body (creates, updates); the caller keeps ownership of its buffers
    */
-  public void serve(RequestInfo info, byte[] body, Channel channel, boolean keepAlive, Reason reason) {
-    serve(info, "", body, channel, keepAlive, reason);
+  public record Request(RequestInfo info, String accept, String contentType, byte[] body) {
+    public Request {
+      Objects.requireNonNull(info, "info");
+      Objects.requireNonNull(accept, "accept");
+      Objects.requireNonNull(contentType, "contentType");
+      Objects.requireNonNull(body, "body");
+    }
   }
 
-  /**
-   * Answers one request on {@code channel}; {@code accept} (the request's {@code Accept}, "" for
-   * none) picks a negotiated discovery document.
-   *
-   * @param body the request body (for creates); the caller keeps ownership of its own buffers
-   */
-  public void serve(RequestInfo info, String accept, byte[] body, Channel channel,
-      boolean keepAlive, Reason reason) {
-    Objects.requireNonNull(accept, "accept");
+  /** Answers one request without {@code Accept} or {@code Content-Type} (JSON) on {@code channel}. */
+  public void serve(RequestInfo info, byte[] body, Channel channel, boolean keepAlive, Reason reason) {
+    serve(new Request(info, "", "", body), channel, keepAlive, reason);
+  }
+
+  /** Answers one request on {@code channel}. */
+  public void serve(Request request, Channel channel, boolean keepAlive, Reason reason) {
+    RequestInfo info = request.info();
     if (info.resourceRequest() && info.isWatch()) {
-      holdWatch(info, channel, keepAlive);
+      holdWatch(info, request.accept(), channel, keepAlive);
       return;
     }
     try {
       io.execute(() -> {
+        FullHttpResponse response;
         try {
-          HttpResponses.send(channel, answer(info, accept, body, reason), keepAlive);
-        } catch (RuntimeException e) {
+          response = answer(request, reason);
+        } catch (RuntimeException | Error e) {
+          // Answered even when the cache fails badly (an OutOfMemoryError included): a request is
+          // never left without an answer.
           log.warn("local proxy failed on {}", info, e);
-          HttpResponses.send(
-              channel, HttpResponses.status(500, "InternalError", "hub: " + e.getMessage()), false);
+          HttpResponses.send(channel,
+              HttpResponses.status(500, "InternalError", "hub: " + e), false);
+          if (e instanceof Error error) {
+            throw error;
+          }
+          return;
         }
+        HttpResponses.send(channel, response, keepAlive);
       });
     } catch (RejectedExecutionException e) {
       HttpResponses.send(
@@ -164,25 +192,44 @@ public final class LocalProxy {
     }
   }
 
-  private io.netty.handler.codec.http.FullHttpResponse answer(
-      RequestInfo info, String accept, byte[] body, Reason reason) {
+  private FullHttpResponse answer(Request request, Reason reason) {
+    RequestInfo info = request.info();
     if (!info.resourceRequest()) {
       if (info.verb().equals("get") && DiscoveryDocument.isDiscoveryPath(info.path())) {
-        return discovery(info, accept, reason);
+        return discovery(info, request.accept(), reason);
       }
       return unavailable(info, reason);
     }
+    List<Encoding> acceptable = acceptable(info, request.accept());
+    CacheScope scope = cacher.scope();
     switch (info.verb()) {
       case "get":
         if (!info.subresource().isEmpty() && !info.subresource().equals("status")) {
           return unavailable(info, reason);
         }
-        return get(info);
+        return get(info, acceptable);
       case "list":
-        return list(info);
+        return list(info, acceptable);
       case "create":
         if (info.resource().equals("events") && info.subresource().isEmpty()) {
-          return createEvent(info, body);
+          return createEvent(request, acceptable);
+        }
+        if (isKubelet(info) && info.subresource().isEmpty()
+            && (isOwn(scope, info, "nodes") || isOwn(scope, info, "leases"))) {
+          return echo(request, 201, acceptable); // YurtHub: kubelet's registrations accepted
+        }
+        return unavailable(info, reason);
+      case "update":
+        if (isKubelet(info) && scope.isOwnLease(info) && info.subresource().isEmpty()) {
+          return echo(request, 200, acceptable); // the renewal, as the API server would return it
+        }
+        if (isKubelet(info) && scope.isOwnNode(info) && info.subresource().equals("status")) {
+          return get(info, acceptable);
+        }
+        return unavailable(info, reason);
+      case "patch":
+        if (isKubelet(info) && scope.isOwnNode(info) && info.subresource().equals("status")) {
+          return get(info, acceptable); // YurtHub: the cached Node, the change not applied
         }
         return unavailable(info, reason);
       case "delete":
@@ -195,22 +242,49 @@ public final class LocalProxy {
     }
   }
 
-  private io.netty.handler.codec.http.FullHttpResponse get(RequestInfo info) {
+  /**
+   * The encodings {@code accept} allows that the hub can answer {@code info}'s kind in: protobuf
+   * only for built-in groups (custom resources have no protobuf form, as on the API server).
+   */
+  private List<Encoding> acceptable(RequestInfo info, String accept) {
+    List<Encoding> all = AcceptHeader.acceptable(accept);
+    if (all.contains(Encoding.PROTOBUF) && !codec.types().hasGroupVersion(info.groupVersion())) {
+      List<Encoding> json = new ArrayList<>(all);
+      json.remove(Encoding.PROTOBUF);
+      return json;
+    }
+    return all;
+  }
+
+  private static boolean isKubelet(RequestInfo info) {
+    return info.component().equals("kubelet");
+  }
+
+  private static boolean isOwn(CacheScope scope, RequestInfo info, String resource) {
+    return info.resource().equals(resource)
+        && (resource.equals("nodes") ? scope.isOwnNode(info) : scope.isOwnLease(info));
+  }
+
+  private FullHttpResponse get(RequestInfo info, List<Encoding> acceptable) {
     if (!policy.cachesComponent(info.component())) {
       return notCached(info);
     }
+    if (acceptable.isEmpty()) {
+      return ObjectRenderer.notAcceptable(acceptable, info.resource());
+    }
     ResourceRef ref = ResponseCacher.ref(info);
-    return cacher.cache().get(ref.key(info.namespace(), info.name()))
-        .map(e -> {
-          servedFromCache.increment();
-          return HttpResponses.json(200, e.json());
-        })
-        .orElseGet(() -> HttpResponses.status(404, "NotFound",
-            info.resource() + " \"" + info.name() + "\" not found in the hub cache (API server"
-                + " unreachable)"));
+    Optional<DiskCache.Entry> entry = cacher.cache().get(ref.key(info.namespace(), info.name()));
+    if (entry.isEmpty()) {
+      return HttpResponses.status(404, "NotFound",
+          info.resource() + " \"" + info.name() + "\" not found in the hub cache (API server"
+              + " unreachable)");
+    }
+    servedFromCache.increment();
+    DiskCache.Entry e = entry.get();
+    return renderer.render(200, e.body(), e.encoding(), acceptable, e.key().toString());
   }
 
-  private io.netty.handler.codec.http.FullHttpResponse list(RequestInfo info) {
+  private FullHttpResponse list(RequestInfo info, List<Encoding> acceptable) {
     if (!policy.cachesComponent(info.component())) {
       return notCached(info);
     }
@@ -222,87 +296,85 @@ public final class LocalProxy {
     } catch (IllegalArgumentException e) {
       return HttpResponses.status(400, "BadRequest", e.getMessage());
     }
+    if (acceptable.isEmpty()) {
+      return ObjectRenderer.notAcceptable(acceptable, info.resource());
+    }
+    Encoding target = acceptable.get(0);
     ResourceRef ref = ResponseCacher.ref(info);
     DiskCache cache = cacher.cache();
     String memoKey = ref + "|" + info.namespace() + "|" + info.parameter("labelSelector") + "|"
-        + info.parameter("fieldSelector");
+        + info.parameter("fieldSelector") + "|" + target;
     long generation = cache.generation(); // read before the files: a later write retires the memo
-    ByteBuffer memo = lists.get(memoKey, generation);
-    if (memo != null) {
+    ByteBuffer memoised = memo.get(memoKey, generation);
+    if (memoised != null) {
       servedFromCache.increment();
-      return HttpResponses.json(200, Unpooled.wrappedBuffer(memo));
+      return HttpResponses.of(200, target.contentType(), Unpooled.wrappedBuffer(memoised));
     }
     List<DiskCache.Entry> entries = cache.list(ref, info.namespace());
     DiskCache.ListMeta meta = cache.listMeta(ref).orElse(null);
-    ArrayNode items = json.createArrayNode();
-    String kind = meta == null ? "" : meta.kind();
-    long maxRv = -1;
-    for (DiskCache.Entry e : entries) {
-      JsonNode obj;
-      try {
-        obj = json.readTree(e.json());
-      } catch (IOException ex) {
-        log.warn("skipping unparsable cached object {}: {}", e.key(), ex.getMessage());
-        continue;
-      }
-      if (kind.isEmpty()) {
-        kind = obj.path("kind").asText("") + "List";
-      }
-      if (labels.test(obj) && fields.test(obj)) {
-        items.add(obj);
-        maxRv = Math.max(maxRv, parseRv(e.resourceVersion()));
-      }
-    }
-    if (kind.isEmpty() || kind.equals("List") && meta == null) {
+    ListAssembler.Built built =
+        lists.build(entries, meta, info.groupVersion(), labels, fields, target);
+    if (built == null) {
       return HttpResponses.status(503, "ServiceUnavailable",
           "hub: no cached list of " + ref + " (API server unreachable)");
     }
-    if (items.isEmpty() && info.component().equals("kubelet") && info.resource().equals("pods")) {
+    if (built.items() == 0 && isKubelet(info) && info.resource().equals("pods")) {
       // An empty pod list would make the kubelet delete every pod it runs.
       return HttpResponses.status(503, "ServiceUnavailable",
           "hub: no pods cached for kubelet; refusing to answer an empty pod list while the API"
               + " server is unreachable");
     }
-    String rv = meta != null && !meta.resourceVersion().isEmpty()
-        ? meta.resourceVersion()
-        : maxRv >= 0 ? Long.toString(maxRv) : "0";
-    if (meta != null && maxRv > parseRv(rv)) {
-      rv = Long.toString(maxRv);
-    }
-    ObjectNode list = json.createObjectNode();
-    list.put("kind", kind);
-    list.put("apiVersion", meta != null ? meta.apiVersion() : info.groupVersion());
-    list.putObject("metadata").put("resourceVersion", rv);
-    list.set("items", items);
     servedFromCache.increment();
-    try {
-      byte[] encoded = json.writeValueAsBytes(list);
-      lists.put(memoKey, generation, encoded);
-      return HttpResponses.json(200, encoded);
-    } catch (IOException e) {
-      throw new IllegalStateException("cannot encode list of " + ref, e);
-    }
+    memo.put(memoKey, generation, built.body());
+    return HttpResponses.of(200, target.contentType(), built.body());
   }
 
-  private io.netty.handler.codec.http.FullHttpResponse createEvent(RequestInfo info, byte[] body) {
-    JsonNode event;
-    try {
-      event = json.readTree(body);
-    } catch (IOException e) {
-      return HttpResponses.status(400, "BadRequest", "hub: event body is not JSON: " + e.getMessage());
+  /** {@code request}'s own body, in the first acceptable encoding, with {@code code}. */
+  private FullHttpResponse echo(Request request, int code, List<Encoding> acceptable) {
+    Encoding held = Encoding.ofContentType(request.contentType());
+    if (held == null) {
+      return HttpResponses.status(415, "UnsupportedMediaType", "hub: cannot read a body of type \""
+          + request.contentType() + "\" while the API server is unreachable");
     }
-    if (event == null || !event.isObject() || event.path("metadata").path("name").asText("").isEmpty()) {
+    servedFromCache.increment();
+    return renderer.render(code, request.body(), held, acceptable, request.info().toString());
+  }
+
+  private FullHttpResponse createEvent(Request request, List<Encoding> acceptable) {
+    RequestInfo info = request.info();
+    Encoding encoding = Encoding.ofContentType(request.contentType());
+    String name;
+    if (encoding == Encoding.PROTOBUF) {
+      try {
+        name = ObjectFields.of(codec.decode(request.body())).field(METADATA_NAME);
+      } catch (CodecException e) {
+        return HttpResponses.status(400, "BadRequest", "hub: event body is not a protobuf object: "
+            + e.getMessage());
+      }
+    } else if (encoding == Encoding.JSON) {
+      JsonNode event;
+      try {
+        event = json.readTree(request.body());
+      } catch (IOException e) {
+        return HttpResponses.status(400, "BadRequest", "hub: event body is not JSON: " + e.getMessage());
+      }
+      name = event == null || !event.isObject() ? ""
+          : event.path("metadata").path("name").asText("");
+    } else {
+      return HttpResponses.status(415, "UnsupportedMediaType", "hub: cannot read an event of type \""
+          + request.contentType() + "\"");
+    }
+    if (name.isEmpty()) {
       return HttpResponses.status(400, "BadRequest", "hub: event without metadata.name");
     }
     if (policy.cachesComponent(info.component())) {
-      cacher.cacheObject(info, body);
+      cacher.cacheObject(info, request.body(), encoding);
     }
-    servedFromCache.increment();
-    return HttpResponses.json(201, body);
+    return echo(request, 201, acceptable);
   }
 
   /** A discovery document: the one negotiated for this {@code Accept}, else a plain JSON one. */
-  private io.netty.handler.codec.http.FullHttpResponse discovery(
+  private FullHttpResponse discovery(
       RequestInfo info, String accept, Reason reason) {
     if (!policy.cachesComponent(info.component())) {
       return notCached(info);
@@ -324,13 +396,13 @@ public final class LocalProxy {
     return r;
   }
 
-  private io.netty.handler.codec.http.FullHttpResponse notCached(RequestInfo info) {
+  private FullHttpResponse notCached(RequestInfo info) {
     return HttpResponses.status(503, "ServiceUnavailable",
         "hub: API server unreachable and responses of component \"" + info.component()
             + "\" are not cached (see --cache-agents)");
   }
 
-  private static io.netty.handler.codec.http.FullHttpResponse unavailable(
+  private static FullHttpResponse unavailable(
       RequestInfo info, Reason reason) {
     String what = info.resourceRequest() ? info.verb() + " " + info.resource() : info.verb() + " " + info.path();
     return reason == Reason.UPSTREAM_FAILED
@@ -340,20 +412,20 @@ public final class LocalProxy {
             "hub: no API server is reachable; " + what + " cannot be served from the cache");
   }
 
-  private static long parseRv(String rv) {
-    try {
-      return Long.parseLong(rv);
-    } catch (NumberFormatException e) {
-      return -1;
+  private void holdWatch(RequestInfo info, String accept, Channel channel, boolean keepAlive) {
+    List<Encoding> acceptable = acceptable(info, accept);
+    if (acceptable.isEmpty()) {
+      HttpResponses.send(channel, ObjectRenderer.notAcceptable(acceptable, info.resource()),
+          keepAlive);
+      return;
     }
-  }
-
-  private void holdWatch(RequestInfo info, Channel channel, boolean keepAlive) {
     Duration timeout = watchTimeout(info);
     HeldWatch watch = new HeldWatch(info, channel, keepAlive);
     heldWatches.add(watch);
     HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
-    head.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
+    // As the API server: the watch stream's type (protobuf frames, or JSON objects), though no
+    // event will come.
+    head.headers().set(HttpHeaderNames.CONTENT_TYPE, acceptable.get(0).watchContentType());
     HttpUtil.setTransferEncodingChunked(head, true);
     HttpUtil.setKeepAlive(head, keepAlive);
     channel.writeAndFlush(head);

@@ -41,12 +41,22 @@ public final class HttpResponses {
 
   /** A JSON response with the given status and body; takes ownership of {@code body}. */
   public static FullHttpResponse json(int code, ByteBuf body) {
+    return of(code, HttpHeaderValues.APPLICATION_JSON.toString(), body);
+  }
+
+  /** A response with the given status, content type and body; takes ownership of {@code body}. */
+  public static FullHttpResponse of(int code, String contentType, ByteBuf body) {
     FullHttpResponse r =
         new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(code), body);
     r.headers()
-        .set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
+        .set(HttpHeaderNames.CONTENT_TYPE, contentType)
         .setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
     return r;
+  }
+
+  /** A response with the given status, content type and body. */
+  public static FullHttpResponse of(int code, String contentType, byte[] body) {
+    return of(code, contentType, Unpooled.wrappedBuffer(body));
   }
 
   /**

@@ -7,6 +7,7 @@ import dev.portage.core.http.HttpProtocol;
 import dev.portage.core.time.Ticker;
 import dev.portage.hub.cache.CachePolicy;
 import dev.portage.hub.cache.DiscoveryDocument;
+import dev.portage.hub.cache.DiskCache;
 import dev.portage.hub.cache.ResponseCacher;
 import dev.portage.hub.proxy.RequestInfo;
 import io.netty.channel.Channel;
@@ -37,7 +38,7 @@ public final class RemoteProxy {
   private static final Logger log = LoggerFactory.getLogger(RemoteProxy.class);
 
   /** Larger get/list bodies are streamed but not cached. */
-  static final int MAX_CACHED_BODY = 64 * 1024 * 1024;
+  static final int MAX_CACHED_BODY = DiskCache.MAX_BODY_BYTES;
 
   /** Bytes of get/list answers that may wait for the cache writer; more are relayed uncached. */
   static final long MAX_CACHE_BACKLOG = 64L * 1024 * 1024;

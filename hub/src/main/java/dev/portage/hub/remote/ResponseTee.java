@@ -3,6 +3,8 @@ package dev.portage.hub.remote;
 import dev.portage.hub.cache.DiscoveryDocument;
 import dev.portage.hub.cache.JsonObjectSplitter;
 import dev.portage.hub.cache.ResponseCacher;
+import dev.portage.hub.codec.Encoding;
+import dev.portage.hub.codec.WatchFrameSplitter;
 import dev.portage.hub.proxy.RequestInfo;
 import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
@@ -12,13 +14,15 @@ import java.util.TreeMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Copies a 2xx response body into the cache while it streams to the client. A watch is split into
- * events as bytes arrive and each event is applied at once. A get or list body is not copied on the
+ * Copies a 2xx response body into the cache while it streams to the client, JSON or Kubernetes
+ * protobuf alike. A watch is split into events as bytes arrive (JSON objects, or length-prefixed
+ * protobuf frames) and each event is applied at once. A get or list body is not copied on the
  * event loop: the tee keeps the relayed buffers retained and a running CRC32C; when the
  * answer ends, an answer identical to the one last stored (or queued) for the same request is
  * dropped at once, and any other is handed to the single writer thread, which copies and parses it
@@ -35,8 +39,9 @@ final class ResponseTee {
   private final int maxBytes;
   private final LongAdder dropped;
   private final CacheBacklog backlog;
-  private final JsonObjectSplitter splitter;
   private final String discoveryAccept; // null unless the body is a discovery document
+  private Consumer<ByteBuf> splitter; // a watch's event splitter, set by start()
+  private Encoding encoding = Encoding.JSON;
   private String contentType = "";
   private List<Part> parts; // retained slices of the body so far; null once handed on or dropped
   private int size;
@@ -56,19 +61,43 @@ final class ResponseTee {
     this.maxBytes = maxBytes;
     this.dropped = dropped;
     this.backlog = backlog;
-    if (info.resourceRequest() && info.isWatch()) {
-      this.splitter = new JsonObjectSplitter(
-          maxBytes, event -> submit(() -> cacher.applyWatchEvent(info, event), () -> { }));
-    } else {
-      this.splitter = null;
-      this.parts = new ArrayList<>();
-    }
     this.crc = new CRC32C();
   }
 
-  /** The answer's {@code Content-Type} (kept with a discovery document); null for none. */
-  void contentType(String type) {
+  /**
+   * The answer's head arrived with this {@code Content-Type} (null for none): returns whether its
+   * body is cached. Resources are cached in JSON or protobuf (not conversions such as {@code
+   * ;as=Table}); discovery documents when JSON or negotiated for the client's {@code Accept}.
+   */
+  boolean start(String type) {
     contentType = type == null ? "" : type.replace('\r', ' ').replace('\n', ' ');
+    Encoding e = Encoding.ofContentType(type);
+    if (discoveryAccept != null) {
+      if (e != Encoding.JSON && !contentType.contains("apidiscovery.k8s.io")) {
+        done = true;
+        return false;
+      }
+    } else if (e == null) {
+      done = true;
+      return false;
+    } else {
+      encoding = e;
+    }
+    if (info.resourceRequest() && info.isWatch()) {
+      Encoding events = encoding;
+      Consumer<byte[]> apply =
+          event -> submit(() -> cacher.applyWatchEvent(info, event, events), () -> { });
+      if (encoding == Encoding.PROTOBUF) {
+        WatchFrameSplitter frames = new WatchFrameSplitter(maxBytes, apply);
+        splitter = frames::feed;
+      } else {
+        JsonObjectSplitter objects = new JsonObjectSplitter(maxBytes, apply);
+        splitter = objects::feed;
+      }
+    } else {
+      parts = new ArrayList<>();
+    }
+    return true;
   }
 
   /** Copies the readable bytes of {@code content} without consuming them. */
@@ -77,7 +106,7 @@ final class ResponseTee {
       return;
     }
     if (splitter != null) {
-      splitter.feed(content);
+      splitter.accept(content);
       return;
     }
     int n = content.readableBytes();
@@ -137,6 +166,7 @@ final class ResponseTee {
     backlog.stored(request, fingerprint);
     boolean list = info.verb().equals("list");
     String type = contentType;
+    Encoding bodyEncoding = encoding;
     submit(() -> {
       try {
         byte[] bytes = copyAndRelease(body, length);
@@ -148,7 +178,8 @@ final class ResponseTee {
               DiscoveryDocument.name(info.path(), doc.negotiated() ? discoveryAccept : ""), doc);
           stored = 1;
         } else {
-          stored = list ? cacher.cacheList(info, bytes) : cacher.cacheObject(info, bytes) ? 1 : 0;
+          stored = list ? cacher.cacheList(info, bytes, bodyEncoding)
+              : cacher.cacheObject(info, bytes, bodyEncoding) ? 1 : 0;
         }
         if (stored < 0 || cacher.cache().writeFailures() != failuresBefore) {
           backlog.forget(request, fingerprint);

@@ -133,10 +133,8 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
     if (!lengthSet && !HttpUtil.isTransferEncodingChunked(response) && hasBody) {
       reusable = false; // delimited by close
     }
-    caching = tee != null && code / 100 == 2 && isJson(response);
-    if (caching) {
-      tee.contentType(response.headers().get(HttpHeaderNames.CONTENT_TYPE));
-    }
+    caching = tee != null && code / 100 == 2
+        && tee.start(response.headers().get(HttpHeaderNames.CONTENT_TYPE));
     // The decoded head is ours: relay it edited in place (a copy re-validated every header).
     HttpResponse out = response;
     out.setProtocolVersion(HttpVersion.HTTP_1_1);
@@ -326,10 +324,5 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
   private void markFinished() {
     finished = true;
     running.remove(this);
-  }
-
-  private static boolean isJson(HttpResponse response) {
-    String type = response.headers().get("content-type");
-    return type == null || type.contains("json");
   }
 }

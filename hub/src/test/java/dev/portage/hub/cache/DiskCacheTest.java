@@ -47,7 +47,7 @@ class DiskCacheTest {
     assertThat(dir.resolve("kubelet/nodes/n1")).isRegularFile();
 
     DiskCache reopened = DiskCache.open(dir);
-    assertThat(reopened.get(pod("default", "web-0")).orElseThrow().json()).isEqualTo(bytes("{\"a\":1}"));
+    assertThat(reopened.get(pod("default", "web-0")).orElseThrow().body()).isEqualTo(bytes("{\"a\":1}"));
     assertThat(reopened.get(pod("default", "web-0")).orElseThrow().resourceVersion()).isEqualTo("10");
     assertThat(reopened.get(pod("default", "missing"))).isEmpty();
     assertThat(reopened.components()).containsExactly("kubelet");
@@ -60,7 +60,7 @@ class DiskCacheTest {
     assertThat(cache.put(pod("ns", "p"), bytes("{\"v\":9}"), "9")).isEqualTo(DiskCache.WriteResult.STALE);
     assertThat(cache.put(pod("ns", "p"), bytes("{\"v\":20}"), "20")).isEqualTo(DiskCache.WriteResult.UNCHANGED);
     assertThat(cache.put(pod("ns", "p"), bytes("{\"v\":100}"), "100")).isEqualTo(DiskCache.WriteResult.WRITTEN);
-    assertThat(new String(cache.get(pod("ns", "p")).orElseThrow().json(), StandardCharsets.UTF_8))
+    assertThat(new String(cache.get(pod("ns", "p")).orElseThrow().body(), StandardCharsets.UTF_8))
         .isEqualTo("{\"v\":100}");
   }
 
@@ -114,7 +114,7 @@ class DiskCacheTest {
     assertThat(cache.put(pod("ns", "new"), bytes("{}"), "3")).isEqualTo(DiskCache.WriteResult.FAILED);
 
     assertThat(cache.writeFailures()).isEqualTo(2);
-    assertThat(new String(cache.get(pod("ns", "p")).orElseThrow().json(), StandardCharsets.UTF_8))
+    assertThat(new String(cache.get(pod("ns", "p")).orElseThrow().body(), StandardCharsets.UTF_8))
         .isEqualTo("{\"v\":1}");
     assertThat(cache.get(pod("ns", "new"))).isEmpty();
     assertThat(allFiles()).noneMatch(p -> p.getFileName().toString().startsWith(DiskCache.TEMP_PREFIX));
@@ -177,7 +177,7 @@ class DiskCacheTest {
     big[0] = '"';
     big[big.length - 1] = '"';
     assertThat(cache.put(pod("ns", "big"), big, "7")).isEqualTo(DiskCache.WriteResult.WRITTEN);
-    assertThat(DiskCache.open(dir).get(pod("ns", "big")).orElseThrow().json()).isEqualTo(big);
+    assertThat(DiskCache.open(dir).get(pod("ns", "big")).orElseThrow().body()).isEqualTo(big);
   }
 
   @Test

@@ -53,7 +53,7 @@ class ResponseCacherTest {
             + pod("a", "p1", 10) + "," + pod("b", "p2", 20) + "]}"));
 
     assertThat(stored).isEqualTo(2);
-    JsonNode p1 = JSON.readTree(cache.get(PODS.key("a", "p1")).orElseThrow().json());
+    JsonNode p1 = JSON.readTree(cache.get(PODS.key("a", "p1")).orElseThrow().body());
     assertThat(p1.path("kind").asText()).isEqualTo("Pod");
     assertThat(p1.path("apiVersion").asText()).isEqualTo("v1");
     assertThat(cache.listMeta(PODS)).contains(new DiskCache.ListMeta("PodList", "v1", "30"));
@@ -71,7 +71,7 @@ class ResponseCacherTest {
             + "'namespace':'a','resourceVersion':'6'}}]}"));
 
     assertThat(stored).isEqualTo(2);
-    JsonNode p3 = JSON.readTree(cache.get(PODS.key("a", "p3")).orElseThrow().json());
+    JsonNode p3 = JSON.readTree(cache.get(PODS.key("a", "p3")).orElseThrow().body());
     JsonNode expected = JSON.readTree(b(tricky));
     ((com.fasterxml.jackson.databind.node.ObjectNode) expected).put("kind", "Pod")
         .put("apiVersion", "v1");

@@ -8,6 +8,8 @@ import dev.portage.core.time.FakeClock;
 import dev.portage.hub.cache.CachePolicy;
 import dev.portage.hub.cache.DiskCache;
 import dev.portage.hub.cache.ResponseCacher;
+import dev.portage.hub.codec.KubeCodec;
+import dev.portage.hub.codec.KubeTypes;
 import dev.portage.hub.proxy.RequestInfoResolver;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.FullHttpResponse;
@@ -45,7 +47,7 @@ class LocalProxyTest {
     cache = DiskCache.open(dir);
     cacher = new ResponseCacher(cache, JSON);
     local = new LocalProxy(cacher, new CachePolicy(CachePolicy.DEFAULT_COMPONENTS), JSON,
-        clock.timeSource(), cloudHealthy::get, Duration.ofSeconds(1800), new Random(1), Runnable::run);
+        new KubeCodec(JSON, KubeTypes.standard()), clock.timeSource(), cloudHealthy::get, Duration.ofSeconds(1800), new Random(1), Runnable::run);
     channel = new EmbeddedChannel();
     cacher.cacheList(RequestInfoResolver.resolve("GET", "/api/v1/pods", "kubelet/1"), b(
         "{'kind':'PodList','apiVersion':'v1','metadata':{'resourceVersion':'50'},'items':["
@@ -283,7 +285,8 @@ class LocalProxyTest {
   @Test
   void rejectsANonPositiveMinRequestTimeout() {
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> new LocalProxy(cacher,
-            new CachePolicy(Set.of()), JSON, clock.timeSource(), () -> true, Duration.ZERO,
+            new CachePolicy(Set.of()), JSON, new KubeCodec(JSON, KubeTypes.standard()),
+            clock.timeSource(), () -> true, Duration.ZERO,
             new Random(), Runnable::run))
         .hasMessage("minRequestTimeout: PT0S (expected: > 0)");
   }
