@@ -7,15 +7,19 @@ import dev.portage.hub.codec.Encoding;
 import dev.portage.hub.codec.WatchFrameSplitter;
 import dev.portage.hub.proxy.RequestInfo;
 import io.netty.buffer.ByteBuf;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.TreeMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.zip.CRC32C;
+import java.util.zip.GZIPInputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,6 +46,7 @@ final class ResponseTee {
   private final String discoveryAccept; // null unless the body is a discovery document
   private Consumer<ByteBuf> splitter; // a watch's event splitter, set by start()
   private Encoding encoding = Encoding.JSON;
+  private boolean gzip; // the body is gzip-compressed
   private String contentType = "";
   private List<Part> parts; // retained slices of the body so far; null once handed on or dropped
   private int size;
@@ -69,9 +74,18 @@ final class ResponseTee {
    * body is cached. Resources are cached in JSON or protobuf (not conversions such as {@code
    * ;as=Table}); discovery documents when JSON or negotiated for the client's {@code Accept}.
    */
-  boolean start(String type) {
+  boolean start(String type, String contentEncoding) {
     contentType = type == null ? "" : type.replace('\r', ' ').replace('\n', ' ');
     Encoding e = Encoding.ofContentType(type);
+    String coding = contentEncoding == null ? "" : contentEncoding.trim().toLowerCase(Locale.ROOT);
+    // kube-apiserver gzips answers over 128 KiB for clients that accept it (client-go does):
+    // such a get or list is unzipped by the writer; anything else encoded is not cached.
+    gzip = coding.equals("gzip");
+    if (!coding.isEmpty() && !coding.equals("identity")
+        && !(gzip && !(info.resourceRequest() && info.isWatch()))) {
+      done = true;
+      return false;
+    }
     if (discoveryAccept != null) {
       if (e != Encoding.JSON && !contentType.contains("apidiscovery.k8s.io")) {
         done = true;
@@ -167,9 +181,16 @@ final class ResponseTee {
     boolean list = info.verb().equals("list");
     String type = contentType;
     Encoding bodyEncoding = encoding;
+    boolean zipped = gzip;
     submit(() -> {
       try {
         byte[] bytes = copyAndRelease(body, length);
+        if (zipped) {
+          bytes = gunzip(bytes);
+          if (bytes == null) {
+            return;
+          }
+        }
         long failuresBefore = cacher.cache().writeFailures();
         int stored;
         if (discoveryAccept != null) {
@@ -197,6 +218,23 @@ final class ResponseTee {
 
   /** Bytes {@code [index, index + length)} of a retained buffer. */
   private record Part(ByteBuf buf, int index, int length) {}
+
+  /** The unzipped body, or null (logged, counted) if it is corrupt or unzips over the limit. */
+  private byte[] gunzip(byte[] zipped) {
+    try (GZIPInputStream in = new GZIPInputStream(new ByteArrayInputStream(zipped))) {
+      byte[] out = in.readNBytes(maxBytes + 1);
+      if (out.length > maxBytes) {
+        log.warn("not caching {}: response unzips to over {} bytes", info, maxBytes);
+        dropped.increment();
+        return null;
+      }
+      return out;
+    } catch (IOException e) {
+      log.warn("not caching {}: gzip body is corrupt: {}", info, e.toString());
+      dropped.increment();
+      return null;
+    }
+  }
 
   /** One array with the bytes of {@code body} (on the writer thread); releases the buffers. */
   private static byte[] copyAndRelease(List<Part> body, int length) {

@@ -134,7 +134,8 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
       reusable = false; // delimited by close
     }
     caching = tee != null && code / 100 == 2
-        && tee.start(response.headers().get(HttpHeaderNames.CONTENT_TYPE));
+        && tee.start(response.headers().get(HttpHeaderNames.CONTENT_TYPE),
+            response.headers().get(HttpHeaderNames.CONTENT_ENCODING));
     // The decoded head is ours: relay it edited in place (a copy re-validated every header).
     HttpResponse out = response;
     out.setProtocolVersion(HttpVersion.HTTP_1_1);
