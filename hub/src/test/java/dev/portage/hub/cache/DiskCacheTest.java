@@ -3,7 +3,9 @@ package dev.portage.hub.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.portage.hub.codec.Encoding;
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,8 +16,10 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 class DiskCacheTest {
@@ -90,6 +94,77 @@ class DiskCacheTest {
     // A fresh write replaces a corrupt file.
     assertThat(cache.put(pod("ns", "truncated"), bytes("{}"), "2")).isEqualTo(DiskCache.WriteResult.WRITTEN);
     assertThat(cache.get(pod("ns", "truncated"))).isPresent();
+  }
+
+  @Test
+  @Timeout(value = 30, unit = TimeUnit.SECONDS)
+  void filesTheHubNeverWroteAreAbsentCountedAndNotReadIntoMemory() throws Exception {
+    DiskCache cache = DiskCache.open(dir);
+    cache.put(pod("ns", "good"), bytes("{\"metadata\":{\"name\":\"good\"}}"), "1");
+    // 400 MB (sparse) behind a header that promises all of it: today's readAllBytes ran out of
+    // memory here; it is refused on its size, unread.
+    Path huge = cache.path(pod("ns", "huge"));
+    try (RandomAccessFile f = new RandomAccessFile(huge.toFile(), "rw")) {
+      long body = 400L * 1024 * 1024;
+      f.write(("PCACHE2 json " + body + " 0 1\n").getBytes(StandardCharsets.US_ASCII));
+      f.setLength(f.getFilePointer() + body);
+    }
+    // A header promising more than the hub ever writes, on a small file.
+    Files.writeString(cache.path(pod("ns", "promise")), "PCACHE2 json 999999999999 0 1\n{}");
+    Files.writeString(cache.path(pod("ns", "encoding")), "PCACHE2 yaml 2 0 1\n{}");
+    Files.writeString(cache.path(pod("ns", "negative")), "PCACHE2 json -2 0 1\n{}");
+    // Not regular files: a link to a good file (outside the hub's own writes) and a FIFO, whose
+    // open would block a reader forever.
+    Files.createSymbolicLink(cache.path(pod("ns", "link")), cache.path(pod("ns", "good")));
+    Path fifo = cache.path(pod("ns", "fifo"));
+    Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).start();
+    assertThat(mkfifo.waitFor()).as("mkfifo").isZero();
+
+    for (String name : List.of("huge", "promise", "encoding", "negative", "link", "fifo")) {
+      assertThat(cache.get(pod("ns", name))).as(name).isEmpty();
+    }
+    assertThat(cache.corruptFiles()).isEqualTo(6);
+    assertThat(cache.list(PODS, "ns")).extracting(e -> e.key().name()).containsExactly("good");
+    assertThat(cache.corruptFiles()).isEqualTo(12);
+  }
+
+  @Test
+  void firstFormatFilesAreStillReadAndEncodingsKept() throws IOException {
+    DiskCache cache = DiskCache.open(dir);
+    byte[] json = bytes("{\"kind\":\"Pod\"}");
+    java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+    crc.update(json);
+    Path v1 = cache.path(pod("ns", "old"));
+    Files.createDirectories(v1.getParent());
+    Files.write(v1, concat(("PCACHE1 " + json.length + " " + Long.toHexString(crc.getValue())
+        + " 7\n").getBytes(StandardCharsets.US_ASCII), json));
+    DiskCache.Entry old = cache.get(pod("ns", "old")).orElseThrow();
+    assertThat(old.encoding()).isEqualTo(Encoding.JSON);
+    assertThat(old.resourceVersion()).isEqualTo("7");
+    assertThat(old.body()).isEqualTo(json);
+
+    byte[] proto = {0x6b, 0x38, 0x73, 0x00, 0x0a, 0x00};
+    assertThat(cache.put(pod("ns", "pb"), "9", Encoding.PROTOBUF, () -> proto))
+        .isEqualTo(DiskCache.WriteResult.WRITTEN);
+    DiskCache.Entry pb = DiskCache.open(dir).get(pod("ns", "pb")).orElseThrow();
+    assertThat(pb.encoding()).isEqualTo(Encoding.PROTOBUF);
+    assertThat(pb.body()).isEqualTo(proto);
+    assertThat(Files.readString(cache.path(pod("ns", "pb")), StandardCharsets.ISO_8859_1))
+        .startsWith("PCACHE2 protobuf 6 ");
+  }
+
+  @Test
+  void aBodyOverTheLimitIsNotWritten() throws IOException {
+    DiskCache cache = DiskCache.open(dir);
+    assertThat(cache.put(pod("ns", "big"), "1", Encoding.JSON,
+        () -> new byte[DiskCache.MAX_BODY_BYTES + 1])).isEqualTo(DiskCache.WriteResult.FAILED);
+    assertThat(cache.get(pod("ns", "big"))).isEmpty();
+  }
+
+  private static byte[] concat(byte[] a, byte[] b) {
+    byte[] out = Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
   }
 
   @Test
