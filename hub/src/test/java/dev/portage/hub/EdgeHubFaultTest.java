@@ -272,6 +272,78 @@ class EdgeHubFaultTest {
   }
 
   @Test
+  void plantedFilesTheHubNeverWroteAreAnsweredAsAbsentCountedAndLoggedWithoutHanging()
+      throws Exception {
+    try (KubernetesClient c = direct()) {
+      c.pods().inNamespace("default").resource(pod("good", "1")).create();
+    }
+    Duration second = Duration.ofSeconds(1);
+    startHub(new Upstreams.Heartbeat(second, second, 1, 1));
+    assertThat(kubeletGet("/api/v1/namespaces/default/pods").statusCode()).isEqualTo(200);
+    Path pods = dir.resolve("cache/kubelet/pods/default");
+    await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(pods.resolve("good")));
+
+    // 400 MB behind a header that promises every byte of it: sparse, so nothing is held in this
+    // JVM or written to disk; a reader that trusted it would allocate 400 MB per request.
+    long body = 400L * 1024 * 1024;
+    try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(pods.resolve("huge").toFile(), "rw")) {
+      f.write(("PCACHE2 json " + body + " 0 1\n").getBytes(StandardCharsets.US_ASCII));
+      f.setLength(f.getFilePointer() + body);
+    }
+    Files.writeString(pods.resolve("badheader"), "not a cache file\n{\"kind\":\"Pod\"}");
+    Files.writeString(pods.resolve("truncated"), "PCACHE2 protobuf 4096 0 1\nk8s");
+    // A FIFO: opening it for reading would block until a writer comes, i.e. forever.
+    Process mkfifo = new ProcessBuilder("mkfifo", pods.resolve("fifo").toString()).start();
+    assertThat(mkfifo.waitFor()).as("mkfifo").isZero();
+
+    ch.qos.logback.classic.Logger cacheLog = (ch.qos.logback.classic.Logger)
+        org.slf4j.LoggerFactory.getLogger(dev.portage.hub.cache.DiskCache.class);
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logs =
+        new ch.qos.logback.core.read.ListAppender<>();
+    logs.start();
+    cacheLog.addAppender(logs);
+    try {
+      stopUpstream();
+      advanceUntilHealth(false, second);
+      // Every request answers within REQUEST_TIMEOUT: absent objects are 404, the list holds the
+      // one object the hub wrote, in JSON and in protobuf.
+      for (String name : List.of("huge", "badheader", "truncated", "fifo")) {
+        HttpResponse<String> r = kubeletGet("/api/v1/namespaces/default/pods/" + name);
+        assertThat(r.statusCode()).as(name).isEqualTo(404);
+        assertThat(r.body()).as(name).contains("\"reason\":\"NotFound\"");
+      }
+      HttpResponse<String> list = kubeletGet("/api/v1/namespaces/default/pods");
+      assertThat(list.statusCode()).isEqualTo(200);
+      assertThat(itemNames(list.body())).containsExactly("good");
+      HttpResponse<byte[]> proto = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+              + hub.proxyAddress().getPort() + "/api/v1/namespaces/default/pods"))
+          .header("User-Agent", "kubelet/v1.30 (linux/amd64)")
+          .header("Accept", "application/vnd.kubernetes.protobuf,application/json")
+          .timeout(REQUEST_TIMEOUT).build(), HttpResponse.BodyHandlers.ofByteArray());
+      assertThat(proto.statusCode()).isEqualTo(200);
+      assertThat(proto.headers().firstValue("Content-Type"))
+          .hasValue("application/vnd.kubernetes.protobuf");
+      assertThat(new String(proto.body(), StandardCharsets.ISO_8859_1)).contains("good")
+          .doesNotContain("badheader");
+    } finally {
+      cacheLog.detachAppender(logs);
+    }
+    assertThat(logs.list).filteredOn(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN)
+        .extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+        .anySatisfy(m -> assertThat(m).contains("huge").contains("more than the hub writes"))
+        .anySatisfy(m -> assertThat(m).contains("badheader").contains("malformed header"))
+        .anySatisfy(m -> assertThat(m).contains("truncated").contains("truncated"))
+        .anySatisfy(m -> assertThat(m).contains("fifo").contains("not a regular file"));
+    HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(URI.create(
+        "http://127.0.0.1:" + hub.serverAddress().getPort() + "/metrics")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(metrics.body().lines()
+        .filter(l -> l.startsWith("portage_hub_cache_corrupt_files_total "))
+        .map(l -> Double.parseDouble(l.substring(l.indexOf(' ') + 1))).findFirst())
+        .hasValueSatisfying(v -> assertThat(v).isGreaterThanOrEqualTo(8.0));
+  }
+
+  @Test
   void namesWithDotsAndSlashesStayInsideTheCacheDirectory() throws Exception {
     String evil = "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"../../../escaped\","
         + "\"namespace\":\"../..\",\"resourceVersion\":\"7\"}}";
