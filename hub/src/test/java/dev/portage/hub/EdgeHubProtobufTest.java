@@ -232,6 +232,14 @@ class EdgeHubProtobufTest {
     assertThat(offline.configMap()).isEqualTo(cm);
     assertThat(offline.services()).containsExactlyElementsOf(services);
     assertThat(kubelet.get("/api/v1/nodes/edge-node-2").code()).isEqualTo(404);
+    // Label and field selectors, applied to the protobuf objects in the cache.
+    assertThat(KubeletLikeClient.items(kubelet.list("/api/v1/pods", "spec.nodeName=" + NODE,
+        "app=web,rollout in (2,3)"), V1.Pod.getDefaultInstance())).containsExactly(mine.get(1));
+    assertThat(KubeletLikeClient.items(kubelet.list("/api/v1/namespaces/default/pods",
+        "metadata.name!=web-000,spec.nodeName=" + NODE, "!rollout"), V1.Pod.getDefaultInstance()))
+        .containsExactlyElementsOf(mine.subList(2, mine.size()));
+    assertThat(KubeletLikeClient.items(kubelet.list("/api/v1/services", "spec.clusterIP=10.96.0.20",
+        ""), V1.Service.getDefaultInstance())).containsExactly(services.get(1));
     assertKubeletWritesAnsweredLocally(node);
 
     // Offline watch: protobuf stream type, no events, ends at timeoutSeconds.
@@ -341,6 +349,27 @@ class EdgeHubProtobufTest {
     assertThat(JSON.readTree(nodeJson.body()).path("metadata").path("name").asText()).isEqualTo(NODE);
     assertThat(JSON.readTree(nodeJson.body()).path("status").path("capacity").path("cpu").asText())
         .isEqualTo("4");
+    assertThat(KubeletLikeClient.items(kubelet.list("/api/v1/namespaces/default/pods",
+        "spec.nodeName=edge-node-1", "app=web"), V1.Pod.getDefaultInstance())).containsExactly(pod);
+
+    // An offline watch in JSON: the JSON stream type, open with no events until timeoutSeconds.
+    CompletableFuture<KubeletLikeClient.Watch> held = CompletableFuture.supplyAsync(() -> {
+      try {
+        return jsonKubelet.watch("/api/v1/namespaces/default/pods", "", "1", 20);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    await().atMost(Duration.ofSeconds(10)).until(() -> hub.heldWatches() == 1);
+    try (KubeletLikeClient.Watch watch = held.get(10, TimeUnit.SECONDS)) {
+      assertThat(watch.code()).isEqualTo(200);
+      assertThat(watch.contentType()).isEqualTo("application/json");
+      assertThat(hub.heldWatches()).isEqualTo(1);
+      clock.advance(Duration.ofSeconds(20));
+      assertThat(watch.in().read()).isEqualTo(-1); // ended cleanly, no event bytes
+    }
+    assertThat(hub.heldWatches()).isZero();
+
     // A client that accepts only protobuf, for a kind without one, is refused like the API server.
     KubeletLikeClient protoOnly = new KubeletLikeClient(
         "http://127.0.0.1:" + hub.proxyAddress().getPort(), KubeApiStandIn.PROTOBUF);

@@ -73,7 +73,8 @@ final class KubeApiStandIn implements AutoCloseable {
   record Seen(String method, String uri, Map<String, String> headers, byte[] body) {}
 
   private final HttpServer server;
-  private final ExecutorService executor = Executors.newCachedThreadPool(r -> {
+  // Bounded: the tests hold a few connections and watches at a time.
+  private final ExecutorService executor = Executors.newFixedThreadPool(16, r -> {
     Thread t = new Thread(r, "kube-api-stand-in");
     t.setDaemon(true);
     return t;

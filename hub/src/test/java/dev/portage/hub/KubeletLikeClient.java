@@ -107,7 +107,14 @@ final class KubeletLikeClient {
 
   /** An informer's first list: {@code ?fieldSelector=...&limit=500&resourceVersion=0}. */
   Answer list(String collection, String fieldSelector) throws IOException, InterruptedException {
-    String q = fieldSelector.isEmpty() ? "" : "fieldSelector=" + enc(fieldSelector) + "&";
+    return list(collection, fieldSelector, "");
+  }
+
+  /** An informer's first list with a field and a label selector ("" for none). */
+  Answer list(String collection, String fieldSelector, String labelSelector)
+      throws IOException, InterruptedException {
+    String q = (fieldSelector.isEmpty() ? "" : "fieldSelector=" + enc(fieldSelector) + "&")
+        + (labelSelector.isEmpty() ? "" : "labelSelector=" + enc(labelSelector) + "&");
     return get(collection + "?" + q + "limit=500&resourceVersion=0");
   }
 
