@@ -1,9 +1,13 @@
 package dev.portage.cli;
 
 import dev.portage.cli.flags.KlogOptions;
+import dev.portage.cli.flags.UpstreamCompatible;
+import dev.portage.cli.flags.UpstreamFlags;
 import dev.portage.core.time.TimeSource;
 import dev.portage.hub.EdgeHub;
 import dev.portage.hub.EdgeHubConfig;
+import dev.portage.hub.WorkingMode;
+import dev.portage.hub.bootstrap.NodeBootstrap;
 import dev.portage.hub.cache.CachePolicy;
 import dev.portage.hub.remote.Upstreams;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -17,49 +21,94 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code portage hub}: the edge hub with YurtHub's flag names and defaults, so scripts written for
- * YurtHub run against it. YurtHub flags the hub does not implement are accepted by name and refused
- * with "not supported yet". SIGTERM or SIGINT closes the hub and exits 0.
+ * {@code portage hub}: the edge hub with YurtHub's flags and defaults, so a YurtHub manifest starts
+ * it unchanged. Every flag of YurtHub v1.7 is accepted in pflag's forms: those with a meaning here
+ * take effect, the others ({@link #upstreamFlags()}) log one WARN line each. SIGTERM or SIGINT
+ * closes the hub and exits 0.
  */
 @Command(
     name = "hub",
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
     description = "Edge hub: reverse proxy to the API servers with a disk cache that answers while the cloud is unreachable (YurtHub).")
-public final class HubCommand implements Callable<Integer> {
+public final class HubCommand implements Callable<Integer>, UpstreamCompatible {
   private static final Logger log = LoggerFactory.getLogger(HubCommand.class);
 
-  /** klog's flags, as upstream manifests pass them. */
-  @Mixin KlogOptions klog = new KlogOptions();
+  /** YurtHub v1.7 flags whose features the hub does not have (and a few of older releases). */
+  static final UpstreamFlags WITHOUT_EFFECT = UpstreamFlags.pflag("YurtHub")
+      .value("--multiplexer-port", "--node-ip", "--kubelet-health-grace-period", "--gc-frequency",
+          "--hub-cert-organizations", "--dummy-if-ip", "--dummy-if-name",
+          "--disabled-resource-filters", "--pool-scope-resources", "--kubeconfig", "--hub-cert-dir")
+      .bool("--enable-dummy-if", "--enable-resource-filter", "--enable-pool-service-topology",
+          "--enable-iptables", "--enable-node-pool", "--access-server-through-hub");
 
-  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+  /** klog's flags, as upstream manifests pass them ({@code --v=2}). */
+  @Mixin KlogOptions klog = new KlogOptions();
 
   @Option(names = "--server-addr", required = true, split = ",", description = "API server URLs, comma separated (http:// or https://).")
   List<String> serverAddr;
 
+  @Option(names = "--node-name", required = true, description = "Name of the node the hub runs on (required, as in YurtHub): the kubelet's cache keeps only this Node and its Lease, whose renewals and status updates are answered locally while the cloud is unreachable.")
+  String nodeName;
+
+  @Option(names = "--working-mode", defaultValue = "edge", description = "edge (cache and answer offline), cloud (proxy only, nothing cached) or local (as cloud).")
+  String workingMode;
+
+  @Option(names = "--nodepool-name", defaultValue = "", description = "Node pool of the node; shown in the start-up log and on the dashboard.")
+  String nodePoolName;
+
   @Option(names = "--lb-mode", defaultValue = "rr", description = "Load balancing over healthy API servers: rr or priority (first healthy in --server-addr order).")
   String lbMode;
 
-  @Option(names = "--bind-address", defaultValue = "127.0.0.1", description = "Address of the proxy ports and the hub server.")
+  @Option(names = "--bind-address", defaultValue = "127.0.0.1", description = "Address of the hub server (--serve-port).")
   String bindAddress;
+
+  @Option(names = "--bind-proxy-address", defaultValue = "127.0.0.1", description = "Address of the proxy ports (--proxy-port, --proxy-secure-port).")
+  String bindProxyAddress;
 
   @Option(names = "--proxy-port", defaultValue = "10261", description = "Plain HTTP proxy port for node components.")
   int proxyPort;
 
-  @Option(names = "--proxy-secure-port", defaultValue = "10268", description = "TLS proxy port; opened only with --tls-cert-file and --tls-private-key-file.")
+  @Option(names = "--proxy-secure-port", defaultValue = "10268", description = "TLS proxy port; opened when the hub has a server certificate (--tls-cert-file, or pki/yurthub-server-current.pem under --root-dir).")
   int proxySecurePort;
 
-  @Option(names = "--serve-port", defaultValue = "10267", description = "Hub server port: /v1/healthz, /v1/readyz, /metrics, POST /v1/token.")
+  @Option(names = "--serve-port", defaultValue = "10267", description = "Hub server port: /v1/healthz, /v1/readyz, /metrics, POST /v1/token, /debug/pprof/.")
   int servePort;
 
   @Option(names = "--disk-cache-path", defaultValue = "/etc/kubernetes/cache/", description = "Cache directory.")
   Path diskCachePath;
+
+  @Option(names = "--root-dir", defaultValue = "/var/lib/yurthub", description = "The hub's own directory: pki/ca.crt, pki/yurthub-current.pem (client certificate) and pki/yurthub-server-current.pem (secure port) are used when the TLS flags are not given.")
+  Path rootDir;
+
+  @Option(names = "--bootstrap-file", description = "Bootstrap kubeconfig: its cluster CA (stored as pki/ca.crt under --root-dir) and its token (sent like --join-token) are used when the TLS flags and --join-token are not given.")
+  Path bootstrapFile;
+
+  @Option(names = "--bootstrap-mode", defaultValue = "token", description = "token, or kubeletcertificate: use the kubelet's client certificate /var/lib/kubelet/pki/kubelet-client-current.pem.")
+  String bootstrapMode;
+
+  @Option(names = "--join-token", defaultValue = "", description = "Bootstrap token sent on requests without credentials (update at runtime with POST /v1/token).")
+  String joinToken;
+
+  @Option(names = "--discovery-token-ca-cert-hash", split = ",", description = "Pins of the cluster CA's public key (sha256:<hex>, as kubeadm prints them); the hub does not start with a CA that matches none.")
+  List<String> caCertHashes = new ArrayList<>();
+
+  @Option(names = "--discovery-token-unsafe-skip-ca-verification", arity = "0..1", fallbackValue = "true", defaultValue = "true", description = "Allow starting without --discovery-token-ca-cert-hash (default: ${DEFAULT-VALUE}).")
+  boolean unsafeSkipCaVerification;
+
+  @Option(names = "--namespace", defaultValue = "kube-system", description = "Namespace of the yurt-hub-cfg ConfigMap whose cache_agents adds components to cache.")
+  String namespace;
+
+  @Option(names = "--host-control-plane-address", defaultValue = "", description = "Required with --working-mode=local, as in YurtHub; has no effect here.")
+  String hostControlPlaneAddress;
+
+  @Option(names = "--profiling", arity = "0..1", fallbackValue = "true", defaultValue = "true", description = "Serve thread dumps on /debug/pprof/ of the hub server (default: ${DEFAULT-VALUE}).")
+  boolean profiling;
 
   @Option(names = "--heartbeat-interval-seconds", defaultValue = "10", description = "Seconds between health checks of one API server.")
   int heartbeatIntervalSeconds;
@@ -82,10 +131,10 @@ public final class HubCommand implements Callable<Integer> {
   @Option(names = "--cache-agents", split = ",", description = "Extra components to cache (User-Agent up to '/'); '*' for all. Always cached: kubelet, kube-proxy, flanneld, coredns.")
   List<String> cacheAgents = new ArrayList<>();
 
-  @Option(names = "--ca-file", description = "CA of the API servers' certificates (default: the JDK trust store).")
+  @Option(names = "--ca-file", description = "CA of the API servers' certificates (default: see --bootstrap-file and --root-dir, else the JDK trust store).")
   Path caFile;
 
-  @Option(names = "--client-cert-file", description = "Client certificate presented to the API servers.")
+  @Option(names = "--client-cert-file", description = "Client certificate presented to the API servers (default: see --bootstrap-file, --root-dir and --bootstrap-mode).")
   Path clientCertFile;
 
   @Option(names = "--client-key-file", description = "Private key of --client-cert-file.")
@@ -97,21 +146,19 @@ public final class HubCommand implements Callable<Integer> {
   @Option(names = "--tls-private-key-file", description = "Private key of --tls-cert-file (Portage flag).")
   Path tlsPrivateKeyFile;
 
-  @Option(names = "--join-token", defaultValue = "", description = "Bootstrap token sent on requests without credentials (update at runtime with POST /v1/token).")
-  String joinToken;
-
-  /** YurtHub flags the hub does not implement: accepted by name so the error can say so. */
-  @Option(names = {"--node-name", "--nodepool-name", "--working-mode", "--kubeconfig",
-      "--enable-resource-filter", "--disabled-resource-filters", "--hub-cert-organizations",
-      "--enable-dummy-if", "--enable-iptables", "--dummy-if-ip", "--hub-cert-dir",
-      "--root-dir", "--gc-frequency", "--enable-node-pool", "--access-server-through-hub"},
-      hidden = true, arity = "0..1")
-  List<String> unsupported;
+  @Override
+  public UpstreamFlags upstreamFlags() {
+    return WITHOUT_EFFECT;
+  }
 
   @Override
   public Integer call() throws Exception {
     StopSignals signals = StopSignals.install(log);
     EdgeHubConfig config = toConfig();
+    if (!hostControlPlaneAddress.isEmpty()) {
+      log.warn("flag --host-control-plane-address has no effect: the {} working mode proxies to"
+          + " --server-addr", workingMode);
+    }
     ScheduledExecutorService scheduler = TimeSource.newTimer("portage-hub-timer");
     try (EdgeHub hub = new EdgeHub(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
       hub.start();
@@ -124,18 +171,15 @@ public final class HubCommand implements Callable<Integer> {
 
   /** The hub settings the flags describe; throws IllegalArgumentException (exit 2) on bad input. */
   EdgeHubConfig toConfig() {
-    CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
-    if (parsed != null && unsupported != null) {
-      for (String arg : parsed.originalArgs()) {
-        String name = arg.contains("=") ? arg.substring(0, arg.indexOf('=')) : arg;
-        for (CommandLine.Model.OptionSpec o : spec.options()) {
-          if (o.hidden() && List.of(o.names()).contains(name)) {
-            throw new IllegalArgumentException(name + ": not supported yet");
-          }
-        }
-      }
+    if (nodeName.isBlank()) {
+      throw new IllegalArgumentException("--node-name: empty (expected: the name of the node the hub runs on)");
     }
-    Upstreams.LbMode mode = switch (lbMode) {
+    WorkingMode mode = WorkingMode.parse(workingMode);
+    if (mode == WorkingMode.LOCAL && hostControlPlaneAddress.isEmpty()) {
+      throw new IllegalArgumentException(
+          "--host-control-plane-address: empty (expected: the host control plane's address with --working-mode=local)");
+    }
+    Upstreams.LbMode lb = switch (lbMode) {
       case "rr" -> Upstreams.LbMode.RR;
       case "priority" -> Upstreams.LbMode.PRIORITY;
       default -> throw new IllegalArgumentException(
@@ -158,8 +202,25 @@ public final class HubCommand implements Callable<Integer> {
     Upstreams.Heartbeat heartbeat = new Upstreams.Heartbeat(
         Duration.ofSeconds(heartbeatIntervalSeconds), Duration.ofSeconds(heartbeatTimeoutSeconds),
         heartbeatHealthyThreshold, heartbeatFailedRetry);
-    return new EdgeHubConfig(serverAddr, mode, bindAddress, proxyPort, proxySecurePort, servePort,
-        diskCachePath, heartbeat, maxRequestsInFlight, minRequestTimeout, agents, caFile,
-        clientCertFile, clientKeyFile, tlsCertFile, tlsPrivateKeyFile, joinToken, "");
+    NodeBootstrap bootstrap = new NodeBootstrap(rootDir, bootstrapFile,
+        NodeBootstrap.Mode.parse(bootstrapMode),
+        caCertHashes.stream().filter(h -> !h.isBlank()).toList(), unsafeSkipCaVerification);
+    return EdgeHubConfig.builder(serverAddr, diskCachePath)
+        .lbMode(lb)
+        .bindAddresses(bindAddress, bindProxyAddress)
+        .ports(proxyPort, proxySecurePort, servePort)
+        .heartbeat(heartbeat)
+        .maxRequestsInFlight(maxRequestsInFlight)
+        .minRequestTimeout(minRequestTimeout)
+        .cacheAgents(agents)
+        .tls(caFile, clientCertFile, clientKeyFile, tlsCertFile, tlsPrivateKeyFile)
+        .bootstrapToken(joinToken)
+        .nodeName(nodeName)
+        .workingMode(mode)
+        .nodePoolName(nodePoolName)
+        .namespace(namespace)
+        .profiling(profiling)
+        .bootstrap(bootstrap)
+        .build();
   }
 }

@@ -9,6 +9,7 @@ import dev.portage.core.http.HttpClientPool;
 import dev.portage.core.net.NettyTransport;
 import dev.portage.core.net.TlsContexts;
 import dev.portage.core.time.TimeSource;
+import dev.portage.hub.bootstrap.NodeCredentials;
 import dev.portage.hub.cache.CachePolicy;
 import dev.portage.hub.cache.CacheScope;
 import dev.portage.hub.cache.DiskCache;
@@ -35,8 +36,10 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -85,6 +88,8 @@ public final class EdgeHub implements AutoCloseable {
   private RemoteProxy remote;
   private DiskCache cache;
   private AdminServer hubServer;
+  private NodeCredentials credentials; // resolved at start
+  private volatile HubConfigMap configMap;
   private boolean started;
   private boolean closed;
 
@@ -128,10 +133,21 @@ public final class EdgeHub implements AutoCloseable {
   }
 
   private void doStart() throws IOException {
+    credentials = NodeCredentials.resolve(new NodeCredentials.Flags(config.caFile(),
+        config.clientCertFile(), config.clientKeyFile(), config.tlsCertFile(), config.tlsKeyFile(),
+        config.bootstrapToken()), config.bootstrap());
+    bootstrapToken = credentials.token();
     cache = cacheOpener.open(config.diskCachePath());
     ResponseCacher cacher = new ResponseCacher(cache, json, CacheScope.forNode(config.nodeName()));
     KubeCodec codec = new KubeCodec(json, KubeTypes.standard());
-    CachePolicy policy = new CachePolicy(config.cacheAgents());
+    CachePolicy policy = CachePolicy.NONE;
+    if (config.workingMode().caches()) {
+      Set<String> components = new HashSet<>(config.cacheAgents());
+      if (!config.namespace().isEmpty()) {
+        components.add(HubConfigMap.COMPONENT); // its reads of yurt-hub-cfg, for offline restarts
+      }
+      policy = new CachePolicy(components);
+    }
     List<ApiServer> servers = config.serverAddrs().stream().map(ApiServer::parse).toList();
 
     group = NettyTransport.best().newEventLoopGroup(2, "portage-hub");
@@ -140,15 +156,21 @@ public final class EdgeHub implements AutoCloseable {
     HttpClientPool.Builder pb = HttpClientPool.builder(group, time)
         .maxIdlePerOrigin(Math.min(config.maxRequestsInFlight(), MAX_IDLE_UPSTREAM_CONNECTIONS));
     if (servers.get(0).tls()) {
-      pb.sslContext(TlsContexts.client(config.caFile(), config.clientCertFile(), config.clientKeyFile()));
+      pb.sslContext(TlsContexts.client(credentials.caFile(), credentials.clientCertFile(),
+          credentials.clientKeyFile()));
     }
     pool = pb.build();
     cacheWriter = executor("portage-hub-cache-writer", 1, 10_000);
     cacheReader = executor("portage-hub-cache-reader", 2, 1_000);
 
     upstreams = new Upstreams(servers, config.lbMode(), config.heartbeat(), pool, group, time,
-        (endpoint, healthy) -> log.info("API server {} is now {}", endpoint.id(),
-            healthy ? "healthy" : "unhealthy"));
+        (endpoint, healthy) -> {
+          log.info("API server {} is now {}", endpoint.id(), healthy ? "healthy" : "unhealthy");
+          HubConfigMap cm = configMap;
+          if (healthy && cm != null) {
+            cm.read();
+          }
+        });
     local = new LocalProxy(cacher, policy, json, codec, time, upstreams::anyHealthy,
         config.minRequestTimeout(), RandomGenerator.getDefault(), cacheReader);
     remote = new RemoteProxy(pool, cacher, policy, cacheWriter, time.ticker(),
@@ -158,14 +180,14 @@ public final class EdgeHub implements AutoCloseable {
     upstreams.start();
 
     SslContext serverTls =
-        config.tlsCertFile() == null
+        credentials.serverCertFile() == null
             ? null
-            : TlsContexts.server(config.tlsCertFile(), config.tlsKeyFile(), null);
+            : TlsContexts.server(credentials.serverCertFile(), credentials.serverKeyFile(), null);
     listeners.add(bind(config.proxyPort(), null, upstreams, remote, metrics));
     if (serverTls != null) {
       listeners.add(bind(config.proxySecurePort(), serverTls, upstreams, remote, metrics));
     }
-    hubServer = AdminServer.builder()
+    AdminServer.Builder server = AdminServer.builder()
         .bindAddress(config.bindAddress())
         .port(config.servePort())
         .registry(registry)
@@ -173,13 +195,26 @@ public final class EdgeHub implements AutoCloseable {
         .route("/v1/readyz", req -> AdminResponse.text(200, "OK"))
         .route("/v1/token", this::updateToken)
         .dashboard(DashboardState.COMPONENT, new DashboardState(config, upstreams, cache, local, inFlight::get))
-        .wallClock(time.wall())
-        .build()
-        .start();
-    log.info("Edge hub started: proxy {}{}, hub server {}, {} API servers ({}), cache {}",
+        .wallClock(time.wall());
+    if (config.profiling()) {
+      ThreadDumps.addRoutes(server);
+    }
+    hubServer = server.build().start();
+    if (policy.cachesAnything() && !config.namespace().isEmpty()) {
+      configMap = new HubConfigMap(config.namespace(), proxyAddress(), policy, json, time,
+          cacheReader);
+      configMap.start();
+    }
+    log.info("Edge hub started: node {}{}, {} mode, proxy {}{}, hub server {}, {} API servers ({}),"
+            + " cache {}{}; credentials: {}",
+        config.nodeName().isEmpty() ? "(none)" : config.nodeName(),
+        config.nodePoolName().isEmpty() ? "" : " in pool " + config.nodePoolName(),
+        config.workingMode().name().toLowerCase(java.util.Locale.ROOT),
         listeners.get(0).localAddress(),
         serverTls != null ? ", secure proxy " + listeners.get(1).localAddress() : "",
-        hubServer.localAddress(), servers.size(), config.lbMode(), cache.root());
+        hubServer.localAddress(), servers.size(), config.lbMode(), cache.root(),
+        policy.cachesAnything() ? "" : " (not cached: " + config.workingMode() + " mode)",
+        credentials.sources());
   }
 
   private Channel bind(int port, SslContext tls, Upstreams upstreams, RemoteProxy remote,
@@ -201,10 +236,10 @@ public final class EdgeHub implements AutoCloseable {
                     config.maxRequestsInFlight()));
           }
         })
-        .bind(config.bindAddress(), port)
+        .bind(config.proxyBindAddress(), port)
         .awaitUninterruptibly();
     if (!f.isSuccess()) {
-      throw new IOException("hub: cannot bind " + config.bindAddress() + ":" + port + ": "
+      throw new IOException("hub: cannot bind " + config.proxyBindAddress() + ":" + port + ": "
           + f.cause().getMessage(), f.cause());
     }
     return f.channel();
@@ -310,6 +345,9 @@ public final class EdgeHub implements AutoCloseable {
     }
     if (hubServer != null) {
       hubServer.close();
+    }
+    if (configMap != null) {
+      configMap.close();
     }
     if (local != null) {
       local.closeAll();

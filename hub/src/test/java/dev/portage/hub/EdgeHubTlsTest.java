@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.portage.core.net.TlsContexts;
 import dev.portage.core.time.FakeClock;
+import dev.portage.hub.bootstrap.NodeBootstrap;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
@@ -139,6 +140,81 @@ class EdgeHubTlsTest {
     assertThat(front.failedHandshakes).isEmpty();
     await().atMost(Duration.ofSeconds(10)).until(
         () -> Files.exists(dir.resolve("cache/kubelet/pods/default/tls-pod")));
+  }
+
+  /** A YurtHub node's files: pki/ under a root directory and a bootstrap kubeconfig. */
+  private NodeBootstrap yurtHubNode(List<String> pins) throws Exception {
+    Path root = dir.resolve("yurthub");
+    Path pki = Files.createDirectories(root.resolve("pki"));
+    Files.writeString(pki.resolve("yurthub-current.pem"),
+        Files.readString(hubCert) + Files.readString(hubKey));
+    Files.writeString(pki.resolve("yurthub-server-current.pem"),
+        Files.readString(serverCert) + Files.readString(serverKey));
+    Path kubeconfig = Files.writeString(dir.resolve("bootstrap-hub.conf"), """
+        apiVersion: v1
+        kind: Config
+        clusters:
+        - cluster:
+            certificate-authority-data: %s
+            server: https://localhost:6443
+          name: cluster
+        contexts:
+        - context:
+            cluster: cluster
+            user: token-bootstrap-client
+          name: token-bootstrap-client@cluster
+        current-context: token-bootstrap-client@cluster
+        users:
+        - name: token-bootstrap-client
+          user:
+            token: abcdef.0123456789abcdef
+        """.formatted(java.util.Base64.getEncoder().encodeToString(Files.readAllBytes(ca))));
+    return new NodeBootstrap(root, kubeconfig, NodeBootstrap.Mode.TOKEN, pins, true);
+  }
+
+  private static String caPin(Path caFile) throws Exception {
+    var cert = CertificateFactory.getInstance("X.509").generateCertificate(
+        new ByteArrayInputStream(Files.readAllBytes(caFile)));
+    return "sha256:" + java.util.HexFormat.of().formatHex(java.security.MessageDigest
+        .getInstance("SHA-256").digest(cert.getPublicKey().getEncoded()));
+  }
+
+  @Test
+  void aYurtHubNodesRootDirAndBootstrapFileGiveTheHubItsCertificatesCaAndToken()
+      throws Exception {
+    EdgeHubConfig config = EdgeHubConfig
+        .builder(List.of("https://localhost:" + front.port()), dir.resolve("cache"))
+        .ports(0, 0, 0)
+        .bootstrap(yurtHubNode(List.of(caPin(ca))))
+        .build();
+    hub = new EdgeHub(config, clock.timeSource(), new PrometheusRegistry()).start();
+    clock.runDue();
+    // The CA came from the bootstrap kubeconfig and is kept where YurtHub keeps it.
+    assertThat(dir.resolve("yurthub/pki/ca.crt")).hasSameTextualContentAs(ca);
+    HttpClient client = HttpClient.newBuilder().sslContext(trusting(ca))
+        .version(HttpClient.Version.HTTP_1_1).build();
+    // The secure port serves pki/yurthub-server-current.pem; the hub presents
+    // pki/yurthub-current.pem to the API server and the bootstrap token on a request without one.
+    HttpResponse<String> r = get(client, "/api/v1/namespaces/default/pods/tls-pod");
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(front.clientSubjects).isNotEmpty()
+        .allSatisfy(s -> assertThat(s).contains("CN=system:node:edge-1"));
+    assertThat(apiServer.getLastRequest().getHeader("Authorization"))
+        .isEqualTo("Bearer abcdef.0123456789abcdef");
+  }
+
+  @Test
+  void aCaThatMatchesNoPinnedHashStopsTheHubFromStarting() throws Exception {
+    EdgeHubConfig config = EdgeHubConfig
+        .builder(List.of("https://localhost:" + front.port()), dir.resolve("cache"))
+        .ports(0, 0, 0)
+        .bootstrap(yurtHubNode(List.of("sha256:" + "ab".repeat(32))))
+        .build();
+    EdgeHub pinned = new EdgeHub(config, clock.timeSource(), new PrometheusRegistry());
+    assertThatThrownBy(pinned::start).isInstanceOf(java.io.IOException.class)
+        .hasMessageContaining("does not match --discovery-token-ca-cert-hash")
+        .hasMessageContaining(caPin(ca));
+    assertThatThrownBy(pinned::proxyAddress).isInstanceOf(IllegalStateException.class);
   }
 
   @Test

@@ -5,6 +5,7 @@ import dev.portage.control.ControlPlaneConfig;
 import dev.portage.core.time.TimeSource;
 import dev.portage.hub.EdgeHub;
 import dev.portage.hub.EdgeHubConfig;
+import dev.portage.hub.bootstrap.NodeBootstrap;
 import dev.portage.hub.remote.Upstreams;
 import dev.portage.proxy.mesh.Sidecar;
 import dev.portage.proxy.mesh.SidecarConfig;
@@ -169,14 +170,16 @@ public final class Quickstart implements AutoCloseable {
    */
   private void startHub(QuickstartPorts ports, TimeSource time) throws IOException {
     bindOrExplain("mock API server", () -> apiServer = own(MockApiServer.start(host, ports.mockApiServer())));
-    EdgeHubConfig defaults =
-        EdgeHubConfig.defaults(List.of(apiServer.url()), workDir.resolve("hub-cache"));
-    EdgeHubConfig config = new EdgeHubConfig(defaults.serverAddrs(), defaults.lbMode(), host,
-            ports.hubProxy(), 0, ports.hubServe(), defaults.diskCachePath(),
-            new Upstreams.Heartbeat(Duration.ofSeconds(1), Duration.ofSeconds(1), 1, 1),
-            defaults.maxRequestsInFlight(), defaults.minRequestTimeout(), defaults.cacheAgents(),
-            null, null, null, null, null, "", "")
-        .withExtraCacheAgents(java.util.Set.of("*"));
+    EdgeHubConfig config = EdgeHubConfig.builder(List.of(apiServer.url()), workDir.resolve("hub-cache"))
+        .bindAddresses(host, host)
+        .ports(ports.hubProxy(), 0, ports.hubServe())
+        .heartbeat(new Upstreams.Heartbeat(Duration.ofSeconds(1), Duration.ofSeconds(1), 1, 1))
+        .cacheAgents(java.util.Set.of("*"))
+        .nodeName("edge-node-1") // the node of the mock API server's pods
+        // Its own root directory: never a YurtHub's certificates that happen to be on the machine.
+        .bootstrap(new NodeBootstrap(workDir.resolve("hub-root"), null, NodeBootstrap.Mode.TOKEN,
+            List.of(), true))
+        .build();
     hub = own(new EdgeHub(config, time, new PrometheusRegistry()));
     bindOrExplain("edge hub", hub::start);
     admin = own(QuickstartAdmin.start(host, ports.quickstartAdmin(), apiServer));

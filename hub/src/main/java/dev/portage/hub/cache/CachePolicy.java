@@ -7,7 +7,9 @@ import java.util.Set;
 /**
  * Decides which requests' responses go to the cache: resource requests of a cached component, not
  * delete/deletecollection/proxy, no subresource other than {@code status}, not
- * CertificateSigningRequests or SubjectAccessReviews (YurtHub's rules). Immutable.
+ * CertificateSigningRequests or SubjectAccessReviews (YurtHub's rules). The components given at
+ * construction are fixed; more may be added at runtime ({@link #setAddedComponents}, from the
+ * {@code yurt-hub-cfg} ConfigMap). Thread-safe: the added set is swapped atomically.
  */
 public final class CachePolicy {
 
@@ -25,8 +27,12 @@ public final class CachePolicy {
           "selfsubjectrulesreviews",
           "tokenreviews");
 
+  /** Caches nothing: a hub that only proxies (YurtHub's cloud working mode). */
+  public static final CachePolicy NONE = new CachePolicy(Set.of());
+
   private final Set<String> components;
   private final boolean all;
+  private volatile Set<String> added = Set.of();
 
   /**
    * @param components components whose responses are cached; {@code "*"} caches every component
@@ -37,9 +43,36 @@ public final class CachePolicy {
     this.all = this.components.contains("*");
   }
 
+  /** Whether any component is cached (else nothing is ever answered from a cache). */
+  public boolean cachesAnything() {
+    return !components.isEmpty();
+  }
+
   /** Whether {@code component} is cached at all (its cache may answer when the cloud is down). */
   public boolean cachesComponent(String component) {
-    return !component.isEmpty() && (all || components.contains(component));
+    if (component.isEmpty()) {
+      return false;
+    }
+    Set<String> more = added;
+    return all || components.contains(component) || more.contains(component) || more.contains("*");
+  }
+
+  /**
+   * Replaces the components added at runtime ({@code *} for all); returns whether they changed.
+   * Ignored by a policy that caches nothing ({@link #NONE}).
+   */
+  public boolean setAddedComponents(Set<String> components) {
+    Set<String> next = Set.copyOf(components);
+    if (!cachesAnything() || next.equals(added)) {
+      return false;
+    }
+    added = next;
+    return true;
+  }
+
+  /** The components added at runtime. */
+  public Set<String> addedComponents() {
+    return added;
   }
 
   /** Whether a 2xx response to {@code info} is copied into the cache. */

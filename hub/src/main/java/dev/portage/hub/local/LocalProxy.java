@@ -147,6 +147,11 @@ public final class LocalProxy {
   /** Answers one request on {@code channel}. */
   public void serve(Request request, Channel channel, boolean keepAlive, Reason reason) {
     RequestInfo info = request.info();
+    if (!policy.cachesAnything()) {
+      // A hub that only proxies (cloud working mode) has no cache to answer from.
+      HttpResponses.send(channel, unavailable(info, reason), keepAlive);
+      return;
+    }
     if (info.resourceRequest() && info.isWatch()) {
       holdWatch(info, request.accept(), channel, keepAlive);
       return;
