@@ -42,8 +42,8 @@ final class ListenerFlags {
           new Listener("--outbound-port", "--outbound-bind-address", null),
           new Listener("--admin-port", "--admin-bind-address", null)),
       "hub", List.of(
-          new Listener("--proxy-port", "--bind-address", null),
-          new Listener("--proxy-secure-port", "--bind-address", "--tls-cert-file"),
+          new Listener("--proxy-port", "--bind-proxy-address", null),
+          new Listener("--proxy-secure-port", "--bind-proxy-address", "--tls-cert-file"),
           new Listener("--serve-port", "--bind-address", null)),
       "quickstart", List.of());
 

@@ -19,7 +19,8 @@ import java.util.Objects;
  * @param rootDir the hub's own directory ({@code --root-dir}, /var/lib/yurthub)
  * @param bootstrapFile a kubeconfig to take the CA and token from; null for none
  * @param mode {@code --bootstrap-mode}
- * @param caCertHashes accepted SHA-256 hashes of the CA's SubjectPublicKeyInfo, lower-case hex
+ * @param caCertHashes accepted SHA-256 hashes of the CA's SubjectPublicKeyInfo, {@code
+ *     sha256:<hex>} (kept in lower case)
  * @param unsafeSkipCaVerification {@code --discovery-token-unsafe-skip-ca-verification}: without
  *     it, at least one hash is required (YurtHub's rule)
  */
@@ -72,7 +73,7 @@ public record NodeBootstrap(Path rootDir, Path bootstrapFile, Mode mode, List<St
     return rootDir.resolve("pki");
   }
 
-  /** {@code sha256:<64 hex digits>} to the lower-case hex digits. */
+  /** {@code sha256:<64 hex digits>}, the digits in lower case. */
   private static String parseHash(String hash) {
     String h = hash.trim();
     int colon = h.indexOf(':');
@@ -88,6 +89,6 @@ public record NodeBootstrap(Path rootDir, Path bootstrapFile, Mode mode, List<St
       throw new IllegalArgumentException("--discovery-token-ca-cert-hash: " + hash
           + " (expected: sha256:<64 hex digits>)", e);
     }
-    return hex.toLowerCase(Locale.ROOT);
+    return "sha256:" + hex.toLowerCase(Locale.ROOT);
   }
 }

@@ -143,11 +143,11 @@ public record NodeCredentials(Path caFile, Path clientCertFile, Path clientKeyFi
     }
     List<String> seen = new ArrayList<>();
     for (Certificate c : certs) {
-      String hash = publicKeyHash(c);
+      String hash = "sha256:" + publicKeyHash(c);
       if (pins.contains(hash)) {
         return;
       }
-      seen.add("sha256:" + hash);
+      seen.add(hash);
     }
     throw new IOException("CA " + ca + " does not match --discovery-token-ca-cert-hash (its public"
         + " keys hash to " + seen + ")");
