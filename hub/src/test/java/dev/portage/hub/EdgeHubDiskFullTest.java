@@ -11,15 +11,8 @@ import dev.portage.hub.cache.FileWrites;
 import dev.portage.hub.remote.Upstreams;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
-import io.fabric8.mockwebserver.ServerRequest;
-import io.fabric8.mockwebserver.ServerResponse;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -28,10 +21,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Queue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -54,13 +44,10 @@ class EdgeHubDiskFullTest {
 
   @TempDir Path dir;
   private final FakeClock clock = new FakeClock();
-  private final Map<ServerRequest, Queue<ServerResponse>> expectations = new HashMap<>();
-  private final KubernetesMixedDispatcher dispatcher = new KubernetesMixedDispatcher(expectations);
   private final HttpClient http =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
   private final AtomicBoolean diskFull = new AtomicBoolean();
-  private KubernetesMockServer upstream;
-  private int upstreamPort;
+  private final CrudApiServer upstream = CrudApiServer.start();
   private EdgeHub hub;
 
   /** Writes half of the bytes, then fails the way a full disk does; or writes normally. */
@@ -75,16 +62,14 @@ class EdgeHubDiskFullTest {
 
   @BeforeEach
   void setUp() throws IOException {
-    upstream = startUpstream(0);
-    upstreamPort = upstream.getPort();
-    try (KubernetesClient c = upstream.createClient()) {
+    try (KubernetesClient c = upstream.client()) {
       c.pods().inNamespace("default").resource(new PodBuilder().withNewMetadata()
           .withName("web-0").withNamespace("default").addToLabels("phase", "1").endMetadata()
           .withNewSpec().addNewContainer().withName("c").withImage("nginx").endContainer()
           .endSpec().build()).create();
     }
     EdgeHubConfig config =
-        EdgeHubConfig.defaults(List.of("http://127.0.0.1:" + upstreamPort), dir.resolve("cache"))
+        EdgeHubConfig.defaults(List.of(upstream.url()), dir.resolve("cache"))
             .withPorts(0, 0, 0)
             .withLimits(new Upstreams.Heartbeat(SECOND, SECOND, 1, 1), 250);
     hub = new EdgeHub(config, clock.timeSource(), new PrometheusRegistry(),
@@ -97,16 +82,7 @@ class EdgeHubDiskFullTest {
     if (hub != null) {
       hub.close();
     }
-    if (upstream != null) {
-      upstream.destroy();
-    }
-  }
-
-  private KubernetesMockServer startUpstream(int port) {
-    KubernetesMockServer server =
-        new KubernetesMockServer(new Context(), new MockWebServer(), expectations, dispatcher, false);
-    server.init(InetAddress.getLoopbackAddress(), port);
-    return server;
+    upstream.close();
   }
 
   @Test
@@ -133,8 +109,7 @@ class EdgeHubDiskFullTest {
     assertThat(tempFiles()).isEmpty();
 
     // Offline, the previous version is served, whole.
-    upstream.destroy();
-    upstream = null;
+    upstream.stop();
     advanceUntilHealth(false);
     HttpResponse<String> offline = kubeletGet(POD);
     assertThat(offline.statusCode()).isEqualTo(200);
@@ -147,7 +122,7 @@ class EdgeHubDiskFullTest {
     // Room on the disk again: the same answer as before is now stored (a failed write is not
     // remembered as stored).
     diskFull.set(false);
-    upstream = startUpstream(upstreamPort);
+    upstream.startAgain();
     advanceUntilHealth(true);
     assertThat(phase(kubeletGet(POD))).isEqualTo("2");
     await().atMost(Duration.ofSeconds(10)).until(() -> cachedPhase(cached).equals("2"));
@@ -155,7 +130,7 @@ class EdgeHubDiskFullTest {
   }
 
   private void setPhase(String phase) {
-    try (KubernetesClient c = upstream.createClient()) {
+    try (KubernetesClient c = upstream.client()) {
       c.pods().inNamespace("default").withName("web-0").edit(p -> new PodBuilder(p)
           .editMetadata().addToLabels("phase", phase).endMetadata().build());
     }

@@ -10,17 +10,11 @@ import dev.portage.hub.remote.Upstreams;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
-import io.fabric8.mockwebserver.ServerRequest;
-import io.fabric8.mockwebserver.ServerResponse;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.net.InetAddress;
 import java.net.Socket;
+import java.net.InetAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -29,14 +23,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Queue;
 import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -52,46 +42,27 @@ class EdgeHubFaultTest {
 
   @TempDir Path dir;
   private final FakeClock clock = new FakeClock();
-  private final Map<ServerRequest, Queue<ServerResponse>> expectations = new HashMap<>();
-  // One dispatcher for every incarnation of the upstream: it keeps the stored objects.
-  private final KubernetesMixedDispatcher dispatcher = new KubernetesMixedDispatcher(expectations);
   private final HttpClient http =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-  private KubernetesMockServer upstream;
-  private int upstreamPort;
+  // One server for every incarnation of the upstream: it keeps the stored objects.
+  private final CrudApiServer upstream = CrudApiServer.start();
   private EdgeHub hub;
-
-  @BeforeEach
-  void setUp() {
-    upstream = startUpstream(0);
-    upstreamPort = upstream.getPort();
-  }
 
   @AfterEach
   void tearDown() {
     if (hub != null) {
       hub.close();
     }
-    if (upstream != null) {
-      upstream.destroy();
-    }
-  }
-
-  private KubernetesMockServer startUpstream(int port) {
-    KubernetesMockServer server =
-        new KubernetesMockServer(new Context(), new MockWebServer(), expectations, dispatcher, false);
-    server.init(InetAddress.getLoopbackAddress(), port);
-    return server;
+    upstream.close();
   }
 
   private void stopUpstream() {
-    upstream.destroy();
-    upstream = null;
+    upstream.stop();
   }
 
   private EdgeHub startHub(Upstreams.Heartbeat heartbeat) throws IOException {
     EdgeHubConfig config =
-        EdgeHubConfig.defaults(List.of("http://127.0.0.1:" + upstreamPort), dir.resolve("cache"))
+        EdgeHubConfig.defaults(List.of(upstream.url()), dir.resolve("cache"))
             .withPorts(0, 0, 0)
             .withLimits(heartbeat, 250);
     hub = new EdgeHub(config, clock.timeSource(), new PrometheusRegistry()).start();
@@ -107,7 +78,7 @@ class EdgeHubFaultTest {
   }
 
   private KubernetesClient direct() {
-    return upstream.createClient();
+    return upstream.client();
   }
 
   private HttpResponse<String> get(String path, String userAgent) throws Exception {
@@ -161,7 +132,7 @@ class EdgeHubFaultTest {
       boolean online = flap % 2 == 0;
       String phase = Integer.toString(flap);
       if (online) {
-        upstream = startUpstream(upstreamPort);
+        upstream.startAgain();
         try (KubernetesClient c = direct()) {
           c.pods().inNamespace("default").withName("flappy")
               .edit(p -> new PodBuilder(p).editMetadata().addToLabels("phase", phase)
@@ -198,7 +169,7 @@ class EdgeHubFaultTest {
           + "\"metadata\":{\"name\":\"p\",\"namespace\":\"default\",\"resourceVersion\":\"")
           .append(i).append("\",\"annotations\":{\"f\":\"").append(filler).append("\"}}}}\n");
     }
-    upstream.expect().get().withPath("/api/v1/namespaces/default/pods?watch=true")
+    upstream.server().expect().get().withPath("/api/v1/namespaces/default/pods?watch=true")
         .andReturn(200, events.toString()).once();
     try (KubernetesClient c = direct()) {
       c.pods().inNamespace("default").resource(pod("other", "1")).create();
@@ -262,13 +233,7 @@ class EdgeHubFaultTest {
     assertThat(kubeletGet("/api/v1/namespaces/default/pods/truncated").statusCode()).isEqualTo(404);
     assertThat(kubeletGet("/api/v1/namespaces/default/pods/good").statusCode()).isEqualTo(200);
 
-    HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(URI.create(
-        "http://127.0.0.1:" + hub.serverAddress().getPort() + "/metrics")).build(),
-        HttpResponse.BodyHandlers.ofString());
-    assertThat(metrics.body().lines()
-        .filter(l -> l.startsWith("portage_hub_cache_corrupt_files_total "))
-        .map(l -> Double.parseDouble(l.substring(l.indexOf(' ') + 1))).findFirst())
-        .hasValueSatisfying(v -> assertThat(v).isGreaterThanOrEqualTo(4.0));
+    assertThat(metric("portage_hub_cache_corrupt_files_total")).isGreaterThanOrEqualTo(4.0);
   }
 
   @Test
@@ -334,22 +299,16 @@ class EdgeHubFaultTest {
         .anySatisfy(m -> assertThat(m).contains("badheader").contains("malformed header"))
         .anySatisfy(m -> assertThat(m).contains("truncated").contains("truncated"))
         .anySatisfy(m -> assertThat(m).contains("fifo").contains("not a regular file"));
-    HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(URI.create(
-        "http://127.0.0.1:" + hub.serverAddress().getPort() + "/metrics")).build(),
-        HttpResponse.BodyHandlers.ofString());
-    assertThat(metrics.body().lines()
-        .filter(l -> l.startsWith("portage_hub_cache_corrupt_files_total "))
-        .map(l -> Double.parseDouble(l.substring(l.indexOf(' ') + 1))).findFirst())
-        .hasValueSatisfying(v -> assertThat(v).isGreaterThanOrEqualTo(8.0));
+    assertThat(metric("portage_hub_cache_corrupt_files_total")).isGreaterThanOrEqualTo(8.0);
   }
 
   @Test
   void namesWithDotsAndSlashesStayInsideTheCacheDirectory() throws Exception {
     String evil = "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"../../../escaped\","
         + "\"namespace\":\"../..\",\"resourceVersion\":\"7\"}}";
-    upstream.expect().get().withPath("/api/v1/namespaces/default/pods/trick")
+    upstream.server().expect().get().withPath("/api/v1/namespaces/default/pods/trick")
         .andReturn(200, evil).always();
-    upstream.expect().get().withPath("/api/v1/namespaces/default/pods/trick2")
+    upstream.server().expect().get().withPath("/api/v1/namespaces/default/pods/trick2")
         .andReturn(200, evil.replace("../../../escaped", "a/../../b")).always();
     Duration second = Duration.ofSeconds(1);
     startHub(new Upstreams.Heartbeat(second, second, 1, 1));
@@ -373,6 +332,16 @@ class EdgeHubFaultTest {
     HttpResponse<String> list = kubeletGet("/api/v1/pods");
     assertThat(list.statusCode()).isEqualTo(200);
     assertThat(itemNames(list.body())).containsExactlyInAnyOrder("../../../escaped", "a/../../b");
+  }
+
+  /** The value of an unlabelled metric on the hub server's /metrics. */
+  private double metric(String name) throws Exception {
+    HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(URI.create(
+        "http://127.0.0.1:" + hub.serverAddress().getPort() + "/metrics")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    return metrics.body().lines().filter(l -> l.startsWith(name + " "))
+        .mapToDouble(l -> Double.parseDouble(l.substring(l.indexOf(' ') + 1))).findFirst()
+        .orElseThrow(() -> new AssertionError(name + " not on /metrics"));
   }
 
   private static List<String> itemNames(String list) throws IOException {

@@ -8,15 +8,8 @@ import dev.portage.hub.remote.Upstreams;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
-import io.fabric8.mockwebserver.ServerRequest;
-import io.fabric8.mockwebserver.ServerResponse;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -24,10 +17,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Queue;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -47,19 +37,14 @@ class EdgeHubYurtHubSettingsTest {
 
   @TempDir Path dir;
   private final FakeClock clock = new FakeClock();
-  private final Map<ServerRequest, Queue<ServerResponse>> expectations = new HashMap<>();
-  private final KubernetesMixedDispatcher dispatcher = new KubernetesMixedDispatcher(expectations);
   private final HttpClient http =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-  private KubernetesMockServer upstream;
-  private int upstreamPort;
+  private final CrudApiServer upstream = CrudApiServer.start();
   private EdgeHub hub;
 
   @BeforeEach
   void setUp() {
-    upstream = startUpstream(0);
-    upstreamPort = upstream.getPort();
-    try (KubernetesClient c = upstream.createClient()) {
+    try (KubernetesClient c = upstream.client()) {
       c.pods().inNamespace("default").resource(new PodBuilder().withNewMetadata().withName("web-0")
           .withNamespace("default").endMetadata().withNewSpec().withNodeName("edge-node-1")
           .endSpec().build()).create();
@@ -71,20 +56,11 @@ class EdgeHubYurtHubSettingsTest {
     if (hub != null) {
       hub.close();
     }
-    if (upstream != null) {
-      upstream.destroy();
-    }
-  }
-
-  private KubernetesMockServer startUpstream(int port) {
-    KubernetesMockServer server =
-        new KubernetesMockServer(new Context(), new MockWebServer(), expectations, dispatcher, false);
-    server.init(InetAddress.getLoopbackAddress(), port);
-    return server;
+    upstream.close();
   }
 
   private EdgeHubConfig.Builder config() {
-    return EdgeHubConfig.builder(List.of("http://127.0.0.1:" + upstreamPort), dir.resolve("cache"))
+    return EdgeHubConfig.builder(List.of(upstream.url()), dir.resolve("cache"))
         .ports(0, 0, 0)
         .heartbeat(new Upstreams.Heartbeat(SECOND, SECOND, 1, 1))
         .nodeName("edge-node-1");
@@ -97,8 +73,7 @@ class EdgeHubYurtHubSettingsTest {
   }
 
   private void goOffline() {
-    upstream.destroy();
-    upstream = null;
+    upstream.stop();
     await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> {
       if (!hub.cloudHealthy()) {
         return true;
@@ -161,7 +136,7 @@ class EdgeHubYurtHubSettingsTest {
 
   @Test
   void cacheAgentsOfTheYurtHubConfigMapAreCachedAndSurviveAnOfflineRestart() throws Exception {
-    try (KubernetesClient c = upstream.createClient()) {
+    try (KubernetesClient c = upstream.client()) {
       c.configMaps().inNamespace("kube-system").resource(new ConfigMapBuilder().withNewMetadata()
           .withName("yurt-hub-cfg").withNamespace("kube-system").endMetadata()
           .addToData("cache_agents", "kubectl, edge-agent").build()).create();
