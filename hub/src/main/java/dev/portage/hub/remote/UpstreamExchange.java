@@ -8,6 +8,7 @@ import dev.portage.core.http.HttpStream;
 import dev.portage.core.net.Relay;
 import dev.portage.core.time.Ticker;
 import dev.portage.hub.proxy.RequestInfo;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
@@ -68,6 +69,9 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
   private ChannelFuture unflushed; // the last client write not yet flushed, if any
   private boolean headOnly; // the unflushed writes are only the response head
   private boolean deferHead; // the head may wait for the first body bytes (a fixed-length body)
+  // After a 101: the upgraded protocol's bytes that came before the byte relay took over (in the
+  // 101's own read, say), in order; handed to the client first. Null otherwise. Upstream loop only.
+  private List<ByteBuf> switched;
 
   UpstreamExchange(RequestInfo info, HttpMethod method, HttpStream stream, Channel inbound,
       boolean keepAlive, boolean upgrade, Pick<ApiServer> pick, ResponseTee tee, Ticker ticker,
@@ -102,6 +106,11 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (switched != null && msg instanceof ByteBuf bytes) {
+      // The HTTP codec passes on, raw, what follows a 101 (Netty's UPGRADED state).
+      switched.add(bytes);
+      return;
+    }
     if (finished) {
       ReferenceCountUtil.release(msg);
       return;
@@ -215,8 +224,10 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
         new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.SWITCHING_PROTOCOLS);
     out.headers().set(response.headers());
     inbound.config().setAutoRead(false);
+    switched = new ArrayList<>();
     inbound.writeAndFlush(out).addListener(f -> {
       if (!f.isSuccess()) {
+        upstream.eventLoop().execute(this::releaseSwitched);
         stream.abort();
         inbound.close();
         return;
@@ -226,8 +237,13 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
         upstream.eventLoop().execute(() -> {
           ChannelPipeline p = upstream.pipeline();
           if (p.get("http") != null) {
-            p.remove("http");
+            p.remove("http"); // its buffered bytes, if any, come to channelRead: kept in order
           }
+          for (ByteBuf early : switched) {
+            inbound.write(early);
+          }
+          switched = null;
+          inbound.flush();
           p.remove(this);
           upstream.closeFuture().addListener(c -> stream.abort());
           Relay.between(inbound, upstream);
@@ -235,6 +251,18 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
         });
       });
     });
+  }
+
+  private void releaseSwitched() {
+    if (switched != null) {
+      switched.forEach(ReferenceCountUtil::release);
+      switched = null;
+    }
+  }
+
+  @Override
+  public void handlerRemoved(ChannelHandlerContext ctx) {
+    releaseSwitched(); // the upstream closed before the relay took over
   }
 
   /** Removes every handler of the client pipeline except TLS. */
