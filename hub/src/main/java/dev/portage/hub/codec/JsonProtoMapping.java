@@ -264,7 +264,8 @@ final class JsonProtoMapping {
           throw mismatch(f, "a duration such as \"1m30s\"", v);
         }
         try {
-          b.setField(d.findFieldByNumber(1), GoDurations.parse(v.textValue()));
+          b.setField(d.findFieldByNumber(1),
+              dev.portage.core.time.GoDurations.parse(v.textValue()).toNanos());
         } catch (IllegalArgumentException e) {
           throw mismatch(f, "a duration such as \"1m30s\"", v);
         }
