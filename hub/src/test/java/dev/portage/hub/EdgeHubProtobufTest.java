@@ -126,6 +126,10 @@ class EdgeHubProtobufTest {
       List<V1.ConfigMap> configMaps, V1.ConfigMap configMap, List<V1.Service> services) {}
 
   private View read() throws Exception {
+    return read(kubelet);
+  }
+
+  private static View read(KubeletLikeClient kubelet) throws Exception {
     KubeletLikeClient.Answer node = kubelet.get("/api/v1/nodes/" + NODE + "?resourceVersion=0");
     assertThat(node.code()).as(node.text()).isEqualTo(200);
     KubeletLikeClient.Answer cm = kubelet.get("/api/v1/namespaces/default/configmaps/web-config");
@@ -232,6 +236,13 @@ class EdgeHubProtobufTest {
     assertThat(offline.configMap()).isEqualTo(cm);
     assertThat(offline.services()).containsExactlyElementsOf(services);
     assertThat(kubelet.get("/api/v1/nodes/edge-node-2").code()).isEqualTo(404);
+    // client-go's other Accept spellings (ContentType set without AcceptContentTypes adds
+    // ", */*"; a space after the comma) get the same protobuf answers.
+    for (String accept : List.of(KubeApiStandIn.PROTOBUF + ", application/json",
+        KubeApiStandIn.PROTOBUF + ", */*")) {
+      assertThat(read(new KubeletLikeClient("http://127.0.0.1:" + hub.proxyAddress().getPort(),
+          accept))).as(accept).isEqualTo(offline);
+    }
     // Label and field selectors, applied to the protobuf objects in the cache.
     assertThat(KubeletLikeClient.items(kubelet.list("/api/v1/pods", "spec.nodeName=" + NODE,
         "app=web,rollout in (2,3)"), V1.Pod.getDefaultInstance())).containsExactly(mine.get(1));
