@@ -9,7 +9,8 @@ import java.util.random.RandomGenerator;
 /**
  * Chooses one endpoint per request or connection out of a changing set. {@link #update} replaces the
  * set by swapping an immutable snapshot; {@link #pick()} reads the current snapshot without a lock and
- * never returns an unhealthy endpoint. Implementations come from the static factories and are
+ * only returns a {@linkplain Endpoint#isReady() ready} endpoint (healthy, reachable, not shut by
+ * failure accrual). Implementations come from the static factories and are
  * thread-safe: picks, completions and updates may run on any threads at once.
  *
  * <table>
@@ -27,7 +28,7 @@ public interface Balancer<T> {
 
   /**
    * Replaces the endpoint set, in the given order (priority uses it). An endpoint whose id, target and
-   * weight match one already held keeps the held object and its state (health, in flight, latency);
+   * weight match one already held keeps the held object and its state (readiness, in flight, latency);
    * new or changed endpoints are used as given, with their own fresh state.
    *
    * @throws IllegalArgumentException if two endpoints share an id
@@ -38,7 +39,7 @@ public interface Balancer<T> {
   /**
    * Chooses an endpoint and counts it in flight until the returned pick is ended.
    *
-   * @return the pick, or {@code null} when the set is empty or no endpoint is healthy: a clear result
+   * @return the pick, or {@code null} when the set is empty or no endpoint is ready: a clear result
    *     the caller turns into its own answer (fall back, 503, wait), not an exception from deep inside
    */
   Pick<T> pick();
@@ -66,18 +67,18 @@ public interface Balancer<T> {
     return latencyEstimateNanos(endpoint) * (endpoint.inFlight() + 1);
   }
 
-  /** Round robin over healthy endpoints; resumes after the last pick. Lock-free. */
+  /** Round robin over ready endpoints; resumes after the last pick. Lock-free. */
   static <T> Balancer<T> roundRobin() {
     return new RoundRobinBalancer<>();
   }
 
-  /** The first healthy endpoint in the order of the last {@link #update}. Lock-free. */
+  /** The first ready endpoint in the order of the last {@link #update}. Lock-free. */
   static <T> Balancer<T> priority() {
     return new PriorityBalancer<>();
   }
 
   /**
-   * A uniformly random healthy endpoint.
+   * A uniformly random ready endpoint.
    *
    * @param random must be thread-safe if picks run on several threads ({@code
    *     ThreadLocalRandom.current()} in production, a seeded {@code java.util.Random} in tests)
@@ -103,7 +104,7 @@ public interface Balancer<T> {
    */
   static <T> Balancer<T> peakEwmaP2c(Ticker ticker, RandomGenerator random) {
     return new PeakEwmaP2cBalancer<>(
-        ticker, random, PeakEwmaP2cBalancer.DEFAULT_DECAY, PeakEwmaP2cBalancer.DEFAULT_RTT);
+        ticker, random, PeakEwmaP2cBalancer.DEFAULT_DECAY, PeakEwmaP2cBalancer.DEFAULT_RTT, Duration.ZERO);
   }
 
   /**
@@ -115,6 +116,18 @@ public interface Balancer<T> {
    */
   static <T> Balancer<T> peakEwmaP2c(
       Ticker ticker, RandomGenerator random, Duration decay, Duration defaultRtt) {
-    return new PeakEwmaP2cBalancer<>(ticker, random, decay, defaultRtt);
+    return new PeakEwmaP2cBalancer<>(ticker, random, decay, defaultRtt, Duration.ZERO);
+  }
+
+  /**
+   * Power of two choices over peak-EWMA latency where a failure ({@link Pick#fail}) counts as at
+   * least {@code failurePenalty}, so endpoints that fail fast do not attract traffic.
+   *
+   * @param failurePenalty least latency a failure is recorded as ({@code >= 0}; 0 records failures
+   *     at their observed time, as tower does)
+   */
+  static <T> Balancer<T> peakEwmaP2c(
+      Ticker ticker, RandomGenerator random, Duration decay, Duration defaultRtt, Duration failurePenalty) {
+    return new PeakEwmaP2cBalancer<>(ticker, random, decay, defaultRtt, failurePenalty);
   }
 }

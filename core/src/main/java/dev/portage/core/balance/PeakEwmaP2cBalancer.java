@@ -17,9 +17,13 @@ import java.util.random.RandomGenerator;
  *       exp(−elapsed/decay)}. Estimates are floored at 1 ms.
  *   <li>Reading the load decays the estimate toward 0 over the time since its last update, so a slow
  *       endpoint is tried again after a while: {@code cost = estimate·w × (in flight + 1)}.
- *   <li>A pick draws two distinct healthy endpoints ({@code a = rand[0,n)}, {@code b = rand[0,n−1)},
- *       {@code b += 1 if b ≥ a}) and takes the cheaper, {@code a} on a tie; one healthy endpoint is
+ *   <li>A pick draws two distinct ready endpoints ({@code a = rand[0,n)}, {@code b = rand[0,n−1)},
+ *       {@code b += 1 if b ≥ a}) and takes the cheaper, {@code a} on a tie; one ready endpoint is
  *       taken as is.
+ *   <li>A failure (see {@link Pick#fail(long)}) is recorded as at least the failure penalty, when one
+ *       is set: a fast error or 5xx must not make an endpoint look cheap (Linkerd's opt-in
+ *       {@code penalize-failures}, 5 s there). The penalty decays like any other peak, so the
+ *       endpoint is tried again after a while.
  * </ul>
  *
  * <p>Tower writes the decayed estimate back whenever it reads the load. Here picks stay write-free:
@@ -39,8 +43,10 @@ final class PeakEwmaP2cBalancer<T> extends SnapshotBalancer<T> implements Latenc
   private final RandomGenerator random;
   private final double decayNanos;
   private final double defaultRttNanos;
+  private final long failurePenaltyNanos;
 
-  PeakEwmaP2cBalancer(Ticker ticker, RandomGenerator random, Duration decay, Duration defaultRtt) {
+  PeakEwmaP2cBalancer(
+      Ticker ticker, RandomGenerator random, Duration decay, Duration defaultRtt, Duration failurePenalty) {
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.random = Objects.requireNonNull(random, "random");
     Objects.requireNonNull(decay, "decay");
@@ -51,18 +57,23 @@ final class PeakEwmaP2cBalancer<T> extends SnapshotBalancer<T> implements Latenc
     if (defaultRtt.isNegative() || defaultRtt.isZero()) {
       throw new IllegalArgumentException("defaultRtt: " + defaultRtt + " (expected: > 0)");
     }
+    Objects.requireNonNull(failurePenalty, "failurePenalty");
+    if (failurePenalty.isNegative()) {
+      throw new IllegalArgumentException("failurePenalty: " + failurePenalty + " (expected: >= 0)");
+    }
+    this.failurePenaltyNanos = failurePenalty.toNanos();
     this.decayNanos = decay.toNanos();
     this.defaultRttNanos = Math.max(FLOOR_NANOS, defaultRtt.toNanos());
   }
 
   @Override
   Pick<T> select(List<Endpoint<T>> snapshot) {
-    int a = HealthySampler.healthyIndex(snapshot, random, -1);
+    int a = ReadySampler.readyIndex(snapshot, random, -1);
     if (a < 0) {
       return null;
     }
     long now = ticker.nanoTime();
-    int b = HealthySampler.healthyIndex(snapshot, random, a);
+    int b = ReadySampler.readyIndex(snapshot, random, a);
     Endpoint<T> chosen = snapshot.get(a);
     if (b >= 0) {
       Endpoint<T> other = snapshot.get(b);
@@ -89,7 +100,10 @@ final class PeakEwmaP2cBalancer<T> extends SnapshotBalancer<T> implements Latenc
   }
 
   @Override
-  public void record(Endpoint<?> endpoint, long rttNanos, long pickedAtNanos) {
+  public void record(Endpoint<?> endpoint, long rttNanos, long pickedAtNanos, boolean failure) {
+    if (failure) {
+      rttNanos = Math.max(rttNanos, failurePenaltyNanos);
+    }
     long now = ticker.nanoTime();
     AtomicReference<RttEstimate> ref = endpoint.rtt();
     while (true) {

@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.random.RandomGenerator;
 
-/** A uniformly random healthy endpoint. Lock-free if the random generator is. */
+/** A uniformly random ready endpoint. Lock-free if the random generator is. */
 final class RandomBalancer<T> extends SnapshotBalancer<T> {
 
   private final RandomGenerator random;
@@ -15,7 +15,7 @@ final class RandomBalancer<T> extends SnapshotBalancer<T> {
 
   @Override
   Pick<T> select(List<Endpoint<T>> snapshot) {
-    int i = HealthySampler.healthyIndex(snapshot, random, -1);
+    int i = ReadySampler.readyIndex(snapshot, random, -1);
     return i < 0 ? null : countingPick(snapshot.get(i));
   }
 }

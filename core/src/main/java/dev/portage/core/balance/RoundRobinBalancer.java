@@ -5,8 +5,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Round robin as YurtHub does it: start at the position after the last pick, walk forward once
- * around, take the first healthy endpoint. The position is one atomic counter: a pick claims a slot
- * with {@code getAndIncrement} and, when it had to skip unhealthy endpoints, moves the counter past
+ * around, take the first ready endpoint. The position is one atomic counter: a pick claims a slot
+ * with {@code getAndIncrement} and, when it had to skip unready endpoints, moves the counter past
  * its choice with a single CAS (losing that race to another picker is harmless).
  */
 final class RoundRobinBalancer<T> extends SnapshotBalancer<T> {
@@ -21,7 +21,7 @@ final class RoundRobinBalancer<T> extends SnapshotBalancer<T> {
     int start = (int) Math.floorMod(claimed, (long) n);
     for (int step = 0; step < n; step++) {
       Endpoint<T> e = snapshot.get((start + step) % n);
-      if (e.isHealthy()) {
+      if (e.isReady()) {
         if (step > 0) {
           next.compareAndSet(claimed + 1, claimed + step + 1);
         }

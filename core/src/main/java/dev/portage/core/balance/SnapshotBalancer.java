@@ -9,10 +9,14 @@ import java.util.Objects;
 
 /**
  * The part every balancer shares: the endpoint set as an immutable list swapped atomically on update
- * (updates serialise on a lock; picks only read the volatile field), and the rule that unchanged
- * endpoints keep their state.
+ * (updates serialise on a lock; picks only read the volatile field), the rule that unchanged
+ * endpoints keep their state, and failure accrual's probation (an endpoint in probation is taken by
+ * exactly one pick; a pick that loses that race picks again).
  */
 abstract class SnapshotBalancer<T> implements Balancer<T> {
+
+  /** Picks tried when the chosen endpoint's probation probe was taken by another pick meanwhile. */
+  private static final int ADMIT_ATTEMPTS = 4;
 
   private final Object updateLock = new Object();
   private volatile List<Endpoint<T>> snapshot = List.of();
@@ -45,7 +49,14 @@ abstract class SnapshotBalancer<T> implements Balancer<T> {
     if (current.isEmpty()) {
       return null;
     }
-    return select(current);
+    for (int attempt = 0; attempt < ADMIT_ATTEMPTS; attempt++) {
+      Pick<T> p = select(current);
+      if (p == null || p.admit()) {
+        return p;
+      }
+      p.cancel();
+    }
+    return null;
   }
 
   @Override
@@ -53,7 +64,7 @@ abstract class SnapshotBalancer<T> implements Balancer<T> {
     return snapshot;
   }
 
-  /** Chooses a healthy endpoint of the non-empty {@code snapshot} and opens a pick, or returns null. */
+  /** Chooses a ready endpoint of the non-empty {@code snapshot} and opens a pick, or returns null. */
   abstract Pick<T> select(List<Endpoint<T>> snapshot);
 
   /** A pick for balancers that do not record latency: it only counts in flight. */

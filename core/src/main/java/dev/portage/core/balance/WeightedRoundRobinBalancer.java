@@ -3,7 +3,7 @@ package dev.portage.core.balance;
 import java.util.List;
 
 /**
- * Smooth weighted round robin (nginx): on each pick every healthy endpoint's current weight grows by
+ * Smooth weighted round robin (nginx): on each pick every ready endpoint's current weight grows by
  * its weight, the largest wins (first in order on a tie) and loses the total. Over a cycle each
  * endpoint is chosen in proportion to its weight, interleaved rather than in bursts.
  *
@@ -27,7 +27,7 @@ final class WeightedRoundRobinBalancer<T> extends SnapshotBalancer<T> {
       int best = -1;
       for (int i = 0; i < current.length; i++) {
         Endpoint<T> e = snapshot.get(i);
-        if (!e.isHealthy()) {
+        if (!e.isReady()) {
           continue;
         }
         current[i] += e.weight();

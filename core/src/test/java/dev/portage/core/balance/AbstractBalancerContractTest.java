@@ -87,6 +87,88 @@ abstract class AbstractBalancerContractTest {
   }
 
   @Test
+  void neverPicksUnreachableEndpointAndPicksItAgainOnceReachable() {
+    Balancer<String> balancer = newBalancer();
+    Endpoint<String> a = ep("a");
+    Endpoint<String> b = ep("b");
+    balancer.update(list(a, b));
+    assertThat(a.setReachable(false)).isTrue();
+    assertThat(a.isReady()).isFalse();
+    assertThat(a.isHealthy()).as("reachability and health are separate").isTrue();
+    for (int i = 0; i < 50; i++) {
+      Pick<String> pick = balancer.pick();
+      assertThat(pick.endpoint()).isSameAs(b);
+      pick.complete(1_000_000);
+    }
+    b.setReachable(false);
+    assertThat(balancer.pick()).isNull();
+    a.setReachable(true);
+    assertThat(balancer.pick().endpoint()).isSameAs(a);
+  }
+
+  @Test
+  void unhealthyAndUnreachableAreIndependent() {
+    Balancer<String> balancer = newBalancer();
+    Endpoint<String> a = ep("a");
+    balancer.update(list(a));
+    a.setReachable(false);
+    a.setHealthy(false);
+    a.setHealthy(true); // a health check passing does not make a refused endpoint reachable
+    assertThat(balancer.pick()).isNull();
+    a.setReachable(true);
+    assertThat(balancer.pick()).isNotNull();
+  }
+
+  @Test
+  void shutEndpointIsSkippedAndProbationAdmitsExactlyOneProbe() {
+    Balancer<String> balancer = newBalancer();
+    Endpoint<String> a = ep("a");
+    Endpoint<String> b = ep("b");
+    balancer.update(list(a, b));
+    FailureAccrual accrual = new FailureAccrual(
+        new FailureAccrual.Settings(2, java.time.Duration.ofSeconds(1), java.time.Duration.ofSeconds(8), 0),
+        clock.scheduler(), new java.util.Random(1), e -> { });
+    accrual.watch(a);
+    accrual.watch(b);
+    for (int i = 0; i < 2; i++) {
+      pickOf(balancer, a).fail(1_000);
+    }
+    assertThat(a.isShut()).isTrue();
+    for (int i = 0; i < 20; i++) {
+      Pick<String> pick = balancer.pick();
+      assertThat(pick.endpoint()).isSameAs(b);
+      pick.complete(1_000_000);
+    }
+    clock.advance(java.time.Duration.ofSeconds(1));
+    assertThat(a.isReady()).as("probation").isTrue();
+    Pick<String> probe = pickOf(balancer, a);
+    assertThat(probe.isProbe()).isTrue();
+    for (int i = 0; i < 20; i++) {
+      Pick<String> pick = balancer.pick();
+      assertThat(pick.endpoint()).as("one probe at a time").isSameAs(b);
+      pick.complete(1_000_000);
+    }
+    probe.complete(1_000_000);
+    assertThat(a.isReady()).isTrue();
+    assertThat(a.isShut()).isFalse();
+    assertThat(pickOf(balancer, a).isProbe()).isFalse();
+  }
+
+  /** Picks until {@code e} comes up (other picks are cancelled). */
+  static Pick<String> pickOf(Balancer<String> balancer, Endpoint<String> e) {
+    for (int i = 0; i < 1_000; i++) {
+      Pick<String> pick = balancer.pick();
+      if (pick != null && pick.endpoint() == e) {
+        return pick;
+      }
+      if (pick != null) {
+        pick.cancel();
+      }
+    }
+    throw new AssertionError(e.id() + " never picked");
+  }
+
+  @Test
   void recoveredEndpointIsPickedAgain() {
     Balancer<String> balancer = newBalancer();
     Endpoint<String> a = ep("a");

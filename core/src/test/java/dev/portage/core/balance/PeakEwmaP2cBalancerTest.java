@@ -143,6 +143,54 @@ class PeakEwmaP2cBalancerTest {
   }
 
   @Test
+  void withAFailurePenaltyFastFailuresDoNotAttractTraffic() {
+    Balancer<String> penalised =
+        Balancer.peakEwmaP2c(clock, new Random(99), Duration.ofSeconds(10), Duration.ofMillis(30), Duration.ofSeconds(5));
+    penalised.update(List.of(ep("a"), ep("b"), ep("c"), ep("failing")));
+    Map<String, Integer> counts = new HashMap<>();
+    for (int i = 0; i < 10_000; i++) {
+      Pick<String> pick = penalised.pick();
+      String id = pick.endpoint().id();
+      counts.merge(id, 1, Integer::sum);
+      if (id.equals("failing")) {
+        pick.fail(100_000); // a 503 in 0.1 ms: faster than any success
+      } else {
+        pick.complete(2 * MS);
+      }
+      clock.advance(Duration.ofMillis(1));
+    }
+    // Ten seconds of traffic: the first failure costs 5 s, still ~1.8 s at the end, while the others
+    // cost 2 ms; without the penalty the failing endpoint would take the most traffic of all.
+    assertThat(counts.getOrDefault("failing", 0)).isLessThan(5);
+    Endpoint<String> failing = penalised.endpoints().get(3);
+    assertThat(penalised.latencyEstimateNanos(failing)).isGreaterThan(1_000.0 * MS);
+  }
+
+  @Test
+  void withoutAPenaltyAFastFailureIsRecordedAtItsTime() {
+    balancer.update(List.of(ep("a"), ep("b")));
+    Pick<String> pick = balancer.pick();
+    Endpoint<String> e = pick.endpoint();
+    pick.fail(2 * MS);
+    // Below the 30 ms estimate, blended with weight 0 at once: the estimate does not move up.
+    assertThat(balancer.latencyEstimateNanos(e)).isEqualTo(30.0 * MS);
+  }
+
+  @Test
+  void reachableAgainStartsOverAtTheDefaultRtt() {
+    Balancer<String> penalised =
+        Balancer.peakEwmaP2c(clock, new Random(3), Duration.ofSeconds(10), Duration.ofMillis(30), Duration.ofSeconds(5));
+    penalised.update(List.of(ep("a"), ep("b")));
+    Pick<String> pick = penalised.pick();
+    Endpoint<String> e = pick.endpoint();
+    pick.fail();
+    assertThat(penalised.latencyEstimateNanos(e)).isEqualTo(5_000.0 * MS);
+    e.setReachable(false);
+    e.setReachable(true);
+    assertThat(penalised.latencyEstimateNanos(e)).isEqualTo(30.0 * MS);
+  }
+
+  @Test
   void cancelRecordsNoLatency() {
     balancer.update(List.of(ep("a"), ep("b")));
     feed("a", 30 * MS);
@@ -194,6 +242,10 @@ class PeakEwmaP2cBalancerTest {
     assertThatThrownBy(() -> Balancer.peakEwmaP2c(null, random))
         .isInstanceOf(NullPointerException.class)
         .hasMessage("ticker");
+    assertThatThrownBy(
+            () -> Balancer.peakEwmaP2c(clock, random, Duration.ofSeconds(10), Duration.ofMillis(30), Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("failurePenalty: PT-0.001S (expected: >= 0)");
   }
 
   /** Sets an endpoint's latency estimate to exactly {@code rttNanos} as of now. */
