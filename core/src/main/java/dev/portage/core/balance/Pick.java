@@ -103,11 +103,20 @@ public final class Pick<T> {
    * @throws IllegalArgumentException if {@code rttNanos < 0}; the pick then stays open
    */
   public void responded(long rttNanos) {
+    responded(rttNanos, false);
+  }
+
+  /**
+   * As {@link #responded(long)}; with {@code penalize} peak-EWMA records at least its failure
+   * penalty, for answers that say the endpoint is struggling whatever their final result (Linkerd
+   * penalises a 429 or a gRPC RESOURCE_EXHAUSTED, which are not failures).
+   */
+  public void responded(long rttNanos, boolean penalize) {
     if (rttNanos < 0) {
       throw new IllegalArgumentException("rttNanos: " + rttNanos + " (expected: >= 0)");
     }
     if (end() && recorder != null) {
-      recorder.record(endpoint, rttNanos, pickedAtNanos, false);
+      recorder.record(endpoint, rttNanos, pickedAtNanos, penalize);
     }
   }
 

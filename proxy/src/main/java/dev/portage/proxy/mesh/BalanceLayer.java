@@ -6,11 +6,12 @@ import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Balance layer: picks an endpoint of the concrete authority with the destination's balancer
- * (discovered on first use) and dispatches the attempt to it. The pick ends when the response head
- * arrives: {@code complete(rtt)} with dispatch → head as the RTT peak-EWMA learns from, {@code
- * fail()} when the attempt failed, {@code cancel()} when the request was cancelled. No ready endpoint
- * is a {@link ProxyException.NoReadyEndpoint} for the fail-fast layer.
+ * Balance layer: picks a ready endpoint of the concrete authority with the destination's balancer
+ * (discovered on first use) and dispatches the attempt to it ({@link EndpointAttempt} tells the
+ * pick its latency and result). No ready endpoint is a {@link ProxyException.NoReadyEndpoint} for
+ * the fail-fast layer. A request whose connect failed was never sent: the endpoint becomes
+ * unreachable (reconnected in the background) and the request goes back to the fail-fast layer
+ * ({@code requeue}), which picks again among the endpoints still ready or waits for one.
  */
 final class BalanceLayer implements Service {
 
@@ -18,34 +19,30 @@ final class BalanceLayer implements Service {
   private final Ticker ticker;
   private final SidecarMetrics metrics;
   private final EndpointDispatch dispatch;
+  private final Service requeue;
 
-  BalanceLayer(Discovery discovery, Ticker ticker, SidecarMetrics metrics, EndpointDispatch dispatch) {
+  /** @param requeue where a request whose connect failed goes again: the layer above */
+  BalanceLayer(
+      Discovery discovery, Ticker ticker, SidecarMetrics metrics, EndpointDispatch dispatch, Service requeue) {
     this.discovery = discovery;
     this.ticker = ticker;
     this.metrics = metrics;
     this.dispatch = dispatch;
+    this.requeue = requeue;
   }
 
   @Override
   public CompletableFuture<ProxyResponse> call(ProxyRequest r) {
     String authority = r.concreteAuthority;
-    Pick<InetSocketAddress> pick = discovery.get(authority).balancer.pick();
+    Destination d = discovery.get(authority);
+    Pick<InetSocketAddress> pick = d.balancer.pick();
     if (pick == null) {
       return CompletableFuture.failedFuture(new ProxyException.NoReadyEndpoint(authority));
     }
-    long start = ticker.nanoTime();
-    String id = pick.endpoint().id();
-    return dispatch.call(r, pick.target()).whenComplete((resp, err) -> {
-      long rtt = Math.max(0, ticker.nanoTime() - start);
-      if (resp != null) {
-        pick.complete(rtt);
-        metrics.endpointResponse(authority, id, resp.head().status().code(), rtt);
-      } else if (r.isCancelled()) {
-        pick.cancel();
-      } else {
-        pick.fail();
-        metrics.endpointResponse(authority, id, -1, -1);
-      }
-    });
+    SidecarMetrics.EndpointMetrics m = metrics.endpoint(authority, pick.endpoint().id(), pick.target());
+    EndpointAttempt attempt = new EndpointAttempt(r, d, pick, m, ticker, requeue);
+    m.request();
+    dispatch.call(r, pick.target(), attempt);
+    return attempt.result();
   }
 }

@@ -23,16 +23,18 @@ final class Discovery implements AutoCloseable {
 
   private final DestinationClient client;
   private final Supplier<Balancer<InetSocketAddress>> balancers;
+  private final Destination.Readiness readiness;
   private final Ticker ticker;
   private final long idleTimeoutNanos;
   private final Map<String, Destination> destinations = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
   Discovery(
-      DestinationClient client, Supplier<Balancer<InetSocketAddress>> balancers, Ticker ticker,
-      Duration idleTimeout) {
+      DestinationClient client, Supplier<Balancer<InetSocketAddress>> balancers,
+      Destination.Readiness readiness, Ticker ticker, Duration idleTimeout) {
     this.client = client;
     this.balancers = balancers;
+    this.readiness = readiness;
     this.ticker = ticker;
     this.idleTimeoutNanos = idleTimeout.toNanos();
   }
@@ -43,7 +45,7 @@ final class Discovery implements AutoCloseable {
     Destination d = destinations.get(authority);
     if (d == null) {
       d = destinations.computeIfAbsent(authority, a -> {
-        Destination created = new Destination(a, balancers.get(), now);
+        Destination created = new Destination(a, balancers.get(), readiness, now);
         if (!closed) {
           created.watch(client.watchEndpoints(a, created));
         }

@@ -20,16 +20,33 @@ import java.util.concurrent.TimeoutException;
 /**
  * The endpoint step at the bottom of the stack: leases a stream to the chosen endpoint from the
  * pool (same protocol as the client spoke), writes the head, streams the request body from its
- * replay buffer, and completes with the response head. Cancelling the request aborts the stream.
+ * replay buffer, and tells the caller's {@link Exchange} the response head, then the end of the
+ * response. Cancelling the request aborts the stream.
  *
- * <p>A bodiless idempotent request whose upstream connection fails before any response arrives (a
- * pooled keep-alive connection the origin had just closed, a reset) is sent once more on another
- * connection, as proxies do for such failures; anything else fails with 502.
+ * <p>A connection that cannot be opened fails with {@link ProxyException.ConnectFailure}: nothing
+ * was sent, and the balance layer sends the request to another endpoint. A bodiless idempotent
+ * request whose upstream connection fails before any response arrives (a pooled keep-alive
+ * connection the origin had just closed, a reset) is sent once more on another connection, as
+ * proxies do for such failures; anything else fails with 502.
  *
- * <p>One future per request, completed from callbacks ({@link Attempt}): a chain of future stages
- * per step was a measurable share of the per-request cost.
+ * <p>Callbacks rather than a future per step ({@link Attempt}): a chain of future stages per step
+ * was a measurable share of the per-request cost.
  */
 final class EndpointDispatch {
+
+  /**
+   * What the caller of one dispatch hears: exactly one of {@link #head} and {@link #failed}, then,
+   * after a head, {@link #ended} once the response is over (written, discarded or failed). Runs on
+   * the upstream channel's event loop or the connect's callback thread.
+   */
+  interface Exchange {
+    void head(ProxyResponse response);
+
+    void failed(Throwable cause);
+
+    /** The response whose head was given ended; {@code body} tells how (trailers, error, discarded). */
+    void ended(ResponseBody body);
+  }
 
   private final HttpClientPool pool;
 
@@ -37,11 +54,9 @@ final class EndpointDispatch {
     this.pool = pool;
   }
 
-  CompletableFuture<ProxyResponse> call(ProxyRequest r, InetSocketAddress endpoint) {
-    CompletableFuture<ProxyResponse> result = new CompletableFuture<>();
+  void call(ProxyRequest r, InetSocketAddress endpoint, Exchange exchange) {
     boolean mayResend = !r.body.hasBody() && isIdempotent(r.head.method());
-    attempt(r, endpoint, result, mayResend);
-    return result;
+    attempt(r, endpoint, exchange, mayResend);
   }
 
   /** A failure of the connection itself, not an answer, a timeout or a cancel. */
@@ -60,20 +75,20 @@ final class EndpointDispatch {
         || m.equals(HttpMethod.DELETE);
   }
 
-  private void attempt(
-      ProxyRequest r, InetSocketAddress endpoint, CompletableFuture<ProxyResponse> result, boolean mayResend) {
+  private void attempt(ProxyRequest r, InetSocketAddress endpoint, Exchange exchange, boolean mayResend) {
     CompletableFuture<HttpStream> leased = pool.acquire(endpoint, r.protocol, r.loop);
     if (leased.state() == Future.State.SUCCESS) {
       // An idle pooled connection: no stage to wait on.
-      new Attempt(r, endpoint, result, mayResend).send(leased.resultNow());
+      new Attempt(r, endpoint, exchange, mayResend).send(leased.resultNow());
       return;
     }
     leased.whenComplete((stream, err) -> {
-      Attempt a = new Attempt(r, endpoint, result, mayResend);
       if (err != null) {
-        a.failed(new ProxyException.UpstreamFailure("connect " + endpoint, Failures.unwrap(err)));
+        // Nothing was sent on this connection: not a resend on the same endpoint, but a failure
+        // the balance layer answers by taking the endpoint out and picking another.
+        exchange.failed(new ProxyException.ConnectFailure(endpoint.toString(), Failures.unwrap(err)));
       } else {
-        a.send(stream);
+        new Attempt(r, endpoint, exchange, mayResend).send(stream);
       }
     });
   }
@@ -82,23 +97,22 @@ final class EndpointDispatch {
   private final class Attempt implements ResponseBody.Listener {
     private final ProxyRequest r;
     private final InetSocketAddress endpoint;
-    private final CompletableFuture<ProxyResponse> result;
+    private final Exchange exchange;
     private final boolean mayResend;
     private Channel ch;
-    private Runnable abort;
+    private ResponseBody response;
+    private boolean headGiven;
 
-    Attempt(
-        ProxyRequest r, InetSocketAddress endpoint, CompletableFuture<ProxyResponse> result, boolean mayResend) {
+    Attempt(ProxyRequest r, InetSocketAddress endpoint, Exchange exchange, boolean mayResend) {
       this.r = r;
       this.endpoint = endpoint;
-      this.result = result;
+      this.exchange = exchange;
       this.mayResend = mayResend;
     }
 
     void send(HttpStream stream) {
-      ResponseBody response = new ResponseBody(stream, r.body, this);
+      response = new ResponseBody(stream, r.body, this);
       ch = stream.channel();
-      abort = response::discard;
       LoopExecutor.run(ch.eventLoop(), () -> {
         stream.attachReader(response);
         HttpRequest head = r.head;
@@ -118,13 +132,14 @@ final class EndpointDispatch {
               ch.voidPromise());
         }
         // Added after the writes are queued so a cancel that races them still finds the stream.
-        r.onCancel(abort);
+        r.onCancel(response);
       });
     }
 
     @Override
-    public void head(ProxyResponse response) {
-      result.complete(response);
+    public void head(ProxyResponse resp) {
+      headGiven = true;
+      exchange.head(resp);
     }
 
     @Override
@@ -134,16 +149,19 @@ final class EndpointDispatch {
       }
       Throwable e = Failures.unwrap(cause);
       if (mayResend && isConnectionFailure(e) && !r.isCancelled()) {
-        attempt(r, endpoint, result, false);
+        attempt(r, endpoint, exchange, false);
       } else {
-        result.completeExceptionally(e);
+        exchange.failed(e);
       }
     }
 
     @Override
     public void ended() {
-      r.removeOnCancel(abort);
+      r.removeOnCancel(response);
       r.body.detach(ch);
+      if (headGiven) {
+        exchange.ended(response);
+      }
     }
   }
 }

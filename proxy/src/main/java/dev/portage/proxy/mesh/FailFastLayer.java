@@ -6,12 +6,14 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
- * Fail-fast layer: when the balancer has no ready endpoint, the request waits up to {@code timeout}
- * for one. If none comes the destination enters fail-fast: that request and every later one get 503
- * "service in fail-fast" at once, until an endpoint is ready again. Timers run on the injected
- * scheduler.
+ * Fail-fast layer (Linkerd's balancer queue): when the balancer has no ready endpoint, the request
+ * waits up to {@code timeout} for one (a new endpoint set, a reconnect, a probation). If none comes
+ * the destination enters fail-fast: that request and every later one get 503 "service in fail-fast"
+ * at once, until an endpoint is ready again. The layer below sends a request whose connect failed
+ * back here. Timers run on the injected scheduler.
  */
 final class FailFastLayer implements Service {
 
@@ -23,14 +25,18 @@ final class FailFastLayer implements Service {
   private final SidecarMetrics metrics;
   private final Service inner;
 
+  /** Picks found nothing although an endpoint was ready (a probe taken meanwhile) before waiting. */
+  private static final int READY_RECHECKS = 3;
+
+  /** @param inner makes the layer below, given the service a failed connect requeues to (this) */
   FailFastLayer(
       Discovery discovery, ScheduledExecutorService scheduler, Duration timeout, SidecarMetrics metrics,
-      Service inner) {
+      Function<Service, Service> inner) {
     this.discovery = discovery;
     this.scheduler = scheduler;
     this.timeoutNanos = timeout.toNanos();
     this.metrics = metrics;
-    this.inner = inner;
+    this.inner = inner.apply(this);
   }
 
   @Override
@@ -56,7 +62,11 @@ final class FailFastLayer implements Service {
         d.enterFailFast();
       }
     }, timeoutNanos, TimeUnit.NANOSECONDS);
-    d.whenReady().thenRun(() -> {
+    CompletableFuture<Void> signal = d.whenReady();
+    if (signal.isDone() && ++r.readyRechecks > READY_RECHECKS) {
+      signal = d.nextReady(); // do not spin while readiness flickers: wait for the next change
+    }
+    signal.thenRun(() -> {
       timer.cancel(false);
       ready.complete(null);
     });

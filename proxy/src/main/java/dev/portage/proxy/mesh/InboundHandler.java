@@ -29,6 +29,7 @@ import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.util.ReferenceCountUtil;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
+import java.util.Iterator;
 import java.util.Locale;
 import java.util.concurrent.CancellationException;
 import org.slf4j.Logger;
@@ -37,8 +38,16 @@ import org.slf4j.LoggerFactory;
 /**
  * The inbound boundary of one client HTTP/1.1 connection or HTTP/2 stream: turns each request into
  * a {@link ProxyRequest} for the stack, writes the response head and streams the body back, and
- * turns failures into their HTTP answer exactly once. HTTP/1.1 requests are handled one at a time
- * (the next is read when the previous response is done). Confined to the channel's event loop.
+ * turns failures into their HTTP answer exactly once. Confined to the channel's event loop.
+ *
+ * <p>HTTP/1.1 framing is strict (RFC 9112): a request with a second {@code Host}, or whose
+ * absolute-form target names another authority than its {@code Host}, gets 400; a request body
+ * whose chunked framing is invalid gets 400 and the connection closes, and the request never
+ * reaches an endpoint when the bad framing arrives in the same read as its head (a request with a
+ * body is dispatched at the end of the read that brought its head, so a smuggling attempt in one
+ * packet is refused whole); later, the upstream exchange is aborted so the endpoint never sees a
+ * complete request. Requests are handled one at a time: one that arrives while another is in flight
+ * (pipelined, in the same read as the previous body or head) is held and answered in order.
  */
 final class InboundHandler extends ChannelInboundHandlerAdapter {
 
@@ -59,6 +68,8 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
   private boolean draining;
   private String lastHost; // the previous request's Host and its authority (null: invalid)
   private String lastAuthority;
+  private ProxyRequest undispatched; // a request with a body, dispatched at the end of the read
+  private boolean responding; // the current request's response head has been written
 
   /** Counts requests between their head and the end of their response, for readiness and tests. */
   interface InflightCounter {
@@ -89,13 +100,31 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
-    if (held != null && (!held.isEmpty() || (current != null && msg instanceof HttpRequest))) {
+    if ((held != null && !held.isEmpty()) || (current != null && msg instanceof HttpRequest)) {
       // The next request (and what follows it) while one is in flight: kept, in order, until the
       // response is done. No more reads are asked for meanwhile, so at most one read's worth.
+      if (held == null) {
+        held = new ArrayDeque<>(2);
+      }
       held.add(msg);
       return;
     }
     dispatch(ctx, msg);
+  }
+
+  @Override
+  public void channelReadComplete(ChannelHandlerContext ctx) {
+    dispatchUndispatched(ctx);
+    ctx.fireChannelReadComplete();
+  }
+
+  /** Sends a request with a body on once the read that brought its head was seen whole. */
+  private void dispatchUndispatched(ChannelHandlerContext ctx) {
+    ProxyRequest r = undispatched;
+    if (r != null) {
+      undispatched = null;
+      call(ctx, r);
+    }
   }
 
   private void dispatch(ChannelHandlerContext ctx, Object msg) {
@@ -106,7 +135,11 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
         ReferenceCountUtil.release(req);
       }
     } else if (msg instanceof HttpContent c) {
-      if (current != null) {
+      if (c.decoderResult().isFailure()) {
+        Throwable cause = c.decoderResult().cause();
+        c.release();
+        badBody(ctx, cause);
+      } else if (current != null) {
         current.body.onContent(c);
       } else {
         c.release();
@@ -116,13 +149,33 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
     }
   }
 
-  private void start(ChannelHandlerContext ctx, HttpRequest req) {
-    if (current != null) {
-      // HTTP/1.1 pipelining is not supported: the next request is only read after a response.
-      log.debug("{}: request while another is in flight; closing", ctx.channel());
-      ctx.close();
+  /**
+   * The body's framing is invalid (a bad chunk size, chunk data not ended by CRLF, a bad trailer):
+   * 400 and close. A request not dispatched yet never reaches an endpoint; one already sent is
+   * cancelled, which aborts its upstream exchange mid-body.
+   */
+  private void badBody(ChannelHandlerContext ctx, Throwable cause) {
+    keepAlive = false;
+    ProxyRequest r = current;
+    log.debug("{}: invalid request body framing: {}", ctx.channel(), cause.toString());
+    if (r == null) {
+      writeError(ctx, null, 400, "bad request: " + cause.getMessage());
       return;
     }
+    if (undispatched == r) {
+      undispatched = null;
+    } else {
+      r.cancel();
+    }
+    if (responding) {
+      ctx.close(); // the response has begun: closing is the only way left to tell the client
+      finish(ctx, r, false);
+    } else {
+      writeError(ctx, r, 400, "bad request: " + cause.getMessage());
+    }
+  }
+
+  private void start(ChannelHandlerContext ctx, HttpRequest req) {
     keepAlive = protocol == HttpProtocol.H2C || HttpUtil.isKeepAlive(req);
     if (req.decoderResult().isFailure()) {
       keepAlive = false;
@@ -139,6 +192,10 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
       writeError(ctx, null, 400, "missing Host header or :authority");
       return;
     }
+    if (secondHost(req, host)) {
+      writeError(ctx, null, 400, "more than one Host header");
+      return;
+    }
     String authority;
     if (host.equals(lastHost)) {
       // A keep-alive client sends the same Host every time: parse and validate it once.
@@ -152,18 +209,36 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
       writeError(ctx, null, 400, "invalid Host header or :authority: " + host.trim());
       return;
     }
+    String uri = req.uri();
+    if (!uri.isEmpty() && uri.charAt(0) != '/' && protocol == HttpProtocol.HTTP_1_1) {
+      String target = AbsoluteForm.authority(uri);
+      if (target != null) {
+        if (!AbsoluteForm.sameAuthority(uri, target, host)) {
+          writeError(ctx, null, 400, "request target authority " + target + " does not match Host " + host.trim());
+          return;
+        }
+        uri = AbsoluteForm.originForm(uri); // the endpoint gets the origin form, as from any client
+      }
+    }
     boolean hasBody = HttpFraming.hasBody(req, protocol, null);
     // The decoded request is ours: its headers move to the proxied head without a copy.
-    HttpRequest head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, req.method(), req.uri(), req.headers());
+    HttpRequest head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, req.method(), uri, req.headers());
     HopByHopHeaders.strip(head.headers(), protocol);
     RequestBody body = new RequestBody(ctx.channel(), hasBody, REPLAY_LIMIT);
     ProxyRequest r = new ProxyRequest(head, authority, protocol, body, ctx.channel().eventLoop(), ticker.nanoTime());
     current = r;
+    responding = false;
     inflight.add(1);
     if (req instanceof FullHttpRequest full) {
       body.onContent(new DefaultLastHttpContent(full.content().retain(), full.trailingHeaders()));
     }
     log.debug("{} {}", ctx.channel(), r);
+    if (hasBody && protocol == HttpProtocol.HTTP_1_1 && !body.isComplete()) {
+      // Dispatched when this read is done (channelReadComplete): a body whose framing is bad in
+      // the same read is refused before anything is sent.
+      undispatched = r;
+      return;
+    }
     if (protocol == HttpProtocol.HTTP_1_1 && keepAlive && !hasBody) {
       // Read on at once instead of after the response: the read interest then stays set, where
       // asking again after every response costs two epoll_ctl calls per request. A keep-alive
@@ -173,9 +248,29 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
       }
       ctx.read();
     }
+    call(ctx, r);
+  }
+
+  private void call(ChannelHandlerContext ctx, ProxyRequest r) {
     // Inline when the stack completes on this loop (the usual case: the upstream connection is
     // registered here too); a hop only when it completes elsewhere (timer, discovery).
     stack.call(r).whenCompleteAsync((resp, err) -> respond(ctx, r, resp, err), loop);
+  }
+
+  /**
+   * Whether the request carries a {@code Host} besides {@code first}: always a 400 in HTTP/1.1 (RFC
+   * 9112 §3.2); over HTTP/2 a {@code host} equal to {@code :authority} is allowed (RFC 9113 §8.3.1).
+   */
+  private boolean secondHost(HttpRequest req, String first) {
+    Iterator<? extends CharSequence> hosts = req.headers().valueCharSequenceIterator(HttpHeaderNames.HOST);
+    hosts.next();
+    while (hosts.hasNext()) {
+      CharSequence other = hosts.next();
+      if (protocol == HttpProtocol.HTTP_1_1 || !first.trim().equalsIgnoreCase(other.toString().trim())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -246,6 +341,7 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     HttpResponse h = resp.head();
+    responding = true;
     boolean hasBody = HttpFraming.hasBody(h, r.protocol, r.head.method());
     // Only the answer chosen for the client gets here; its headers are ours to rewrite.
     HttpResponse out = new DefaultHttpResponse(HttpVersion.HTTP_1_1, h.status(), h.headers());
@@ -319,6 +415,7 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
         held.poll();
         dispatch(ctx, msg);
       }
+      dispatchUndispatched(ctx);
       if (current == null && held.isEmpty() && keepAlive && ctx.channel().isActive()) {
         ctx.read();
       }
@@ -335,6 +432,7 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
         ReferenceCountUtil.release(msg);
       }
     }
+    undispatched = null;
     ProxyRequest r = current;
     if (r != null) {
       r.cancel();

@@ -37,9 +37,19 @@ class ProxyException extends RuntimeException {
   }
 
   /** The endpoint could not be reached or failed before its response head; may be retried. */
-  static final class UpstreamFailure extends ProxyException {
+  static class UpstreamFailure extends ProxyException {
     UpstreamFailure(String what, Throwable cause) {
       super(502, "upstream failure: " + what, cause);
+    }
+  }
+
+  /**
+   * No connection to the endpoint could be opened: nothing of the request was sent, so it may go to
+   * another endpoint whatever its method.
+   */
+  static final class ConnectFailure extends UpstreamFailure {
+    ConnectFailure(String endpoint, Throwable cause) {
+      super("connect " + endpoint, cause);
     }
   }
 }

@@ -24,7 +24,10 @@ final class ProxyRequest {
   volatile ProfileSnapshot profile = ProfileSnapshot.DEFAULT;
   volatile RouteSnapshot route = RouteSnapshot.DEFAULT;
   volatile String concreteAuthority;
+  /** Times the fail-fast layer found an endpoint ready that the pick then did not get. */
+  int readyRechecks;
 
+  private byte grpc; // 0 unknown, 1 no, 2 yes; only the request's own threads in turn
   private final List<Runnable> onCancel = new ArrayList<>(2); // guarded by this
   private boolean cancelled; // guarded by this
 
@@ -73,6 +76,14 @@ final class ProxyRequest {
       onCancel.clear();
     }
     hooks.forEach(Runnable::run);
+  }
+
+  /** Whether this is a gRPC request (its responses are classified by {@code grpc-status}). */
+  boolean isGrpc() {
+    if (grpc == 0) {
+      grpc = GrpcStatus.isGrpc(head) ? (byte) 2 : 1;
+    }
+    return grpc == 2;
   }
 
   synchronized boolean isCancelled() {

@@ -25,9 +25,11 @@ import java.util.concurrent.CompletableFuture;
  * body the stream goes back to its pool (reusable when both sides kept the connection alive and the
  * request was fully sent). Lives on the upstream channel's event loop; {@link #pipeTo} and {@link
  * #discard} hop there. Chunks read before a sink is attached are held (one read's worth) and freed
- * on discard.
+ * on discard. How the response ended (the {@code grpc-status} of its trailers, an upstream error, a
+ * discard) is kept for the classification of the exchange. As a {@link Runnable} it discards, so it
+ * can be a request's cancel hook as it is.
  */
-final class ResponseBody extends ChannelInboundHandlerAdapter {
+final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnable {
 
   /**
    * What the dispatcher of the exchange hears, on the upstream event loop: exactly one of {@link
@@ -54,6 +56,9 @@ final class ResponseBody extends ChannelInboundHandlerAdapter {
   private boolean ended;
   private boolean discarded;
   private Channel sink;
+  private HttpResponse head; // the final head given to the listener
+  private int trailerGrpcStatus = GrpcStatus.NONE;
+  private Throwable upstreamError; // the upstream failed mid-body
 
   ResponseBody(HttpStream stream, RequestBody request, Listener listener) {
     this.stream = stream;
@@ -75,7 +80,7 @@ final class ResponseBody extends ChannelInboundHandlerAdapter {
     if (!headDone) {
       if (!(msg instanceof HttpResponse response)) {
         ReferenceCountUtil.release(msg);
-        fail(new IllegalStateException("response body before its head"));
+        fail(new IllegalStateException("response body before its head"), true);
         return;
       }
       if (response.status().codeClass() == HttpStatusClass.INFORMATIONAL
@@ -94,6 +99,7 @@ final class ResponseBody extends ChannelInboundHandlerAdapter {
         held.add(new DefaultLastHttpContent(full.content(), full.trailingHeaders()));
       }
       headDone = true;
+      head = h;
       listener.head(new ProxyResponse(h, this));
       return;
     }
@@ -108,14 +114,53 @@ final class ResponseBody extends ChannelInboundHandlerAdapter {
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
     if (!ended) {
-      fail(new IllegalStateException("connection closed by " + stream.origin()));
+      fail(new IllegalStateException("connection closed by " + stream.origin()), true);
     }
     ctx.fireChannelInactive();
   }
 
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-    fail(cause);
+    fail(cause, true);
+  }
+
+  /** The status of the response head given to the listener, or -1 before it. */
+  int status() {
+    HttpResponse h = head;
+    return h == null ? -1 : h.status().code();
+  }
+
+  /** The final response head given to the listener, or null. */
+  HttpResponse head() {
+    return head;
+  }
+
+  /**
+   * The response's {@code grpc-status}: from its trailers, or from its head when it had no body
+   * (trailers-only); {@link GrpcStatus#NONE} if it carried none (or has not ended yet).
+   */
+  int grpcStatus() {
+    if (trailerGrpcStatus != GrpcStatus.NONE) {
+      return trailerGrpcStatus;
+    }
+    HttpResponse h = head;
+    return h == null ? GrpcStatus.NONE : GrpcStatus.of(h.headers());
+  }
+
+  /** The upstream failure that cut the response short after its head, or null. */
+  Throwable upstreamError() {
+    return upstreamError;
+  }
+
+  /** Whether the response was dropped by this side (client gone, a retry, a timeout) before its end. */
+  boolean wasDiscarded() {
+    return discarded;
+  }
+
+  /** Discards: the request's cancel hook. */
+  @Override
+  public void run() {
+    discard();
   }
 
   /** Streams the body to {@code sink} (any thread). */
@@ -160,7 +205,12 @@ final class ResponseBody extends ChannelInboundHandlerAdapter {
     boolean end = false;
     while (!held.isEmpty()) {
       HttpContent c = held.poll();
-      end = c instanceof LastHttpContent;
+      if (c instanceof LastHttpContent lc) {
+        end = true;
+        if (!lc.trailingHeaders().isEmpty()) {
+          trailerGrpcStatus = GrpcStatus.of(lc.trailingHeaders());
+        }
+      }
       last = s.write(c);
     }
     if (last == null) {
@@ -175,6 +225,7 @@ final class ResponseBody extends ChannelInboundHandlerAdapter {
           stream.release(reusable);
           complete(null);
         } else {
+          discarded = true; // the client went away: nothing to hold against the endpoint
           stream.abort();
           complete(f.cause());
         }
@@ -184,17 +235,23 @@ final class ResponseBody extends ChannelInboundHandlerAdapter {
         if (f.isSuccess()) {
           stream.channel().read();
         } else {
-          stream.channel().eventLoop().execute(() -> fail(f.cause()));
+          // The client side failed, not the endpoint.
+          stream.channel().eventLoop().execute(() -> fail(f.cause(), false));
         }
       });
     }
   }
 
-  private void fail(Throwable cause) {
+  private void fail(Throwable cause, boolean upstream) {
     if (ended) {
       return;
     }
     ended = true;
+    if (headDone && upstream) {
+      upstreamError = cause;
+    } else if (!upstream) {
+      discarded = true;
+    }
     releaseHeld();
     stream.abort();
     if (!headDone) {

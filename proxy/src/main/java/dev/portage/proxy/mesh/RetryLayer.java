@@ -4,7 +4,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Retry layer: on a retryable route, an attempt whose response the route classifies as a failure
- * (or that failed before any response) is sent again while the profile's retry budget allows, the
+ * (its response classes, else a 5xx or a gRPC failure status in a trailers-only response), or that
+ * failed before any response, is sent again while the profile's retry budget allows, the
  * request is not cancelled (timeout, client gone) and its body can still be replayed from the
  * replay buffer. Each original request deposits into the budget; each retry withdraws; a retry the
  * budget refuses is counted.
@@ -37,7 +38,7 @@ final class RetryLayer implements Service {
     inner.call(r).whenComplete((resp, err) -> {
       Throwable e = err == null ? null : Failures.unwrap(err);
       boolean failed =
-          resp != null ? route.isFailure(resp.head().status().code()) : e instanceof ProxyException.UpstreamFailure;
+          resp != null ? route.isFailure(resp.head(), r.isGrpc()) : e instanceof ProxyException.UpstreamFailure;
       if (!failed || r.isCancelled() || !r.body.replayable()) {
         complete(result, resp, e);
         return;

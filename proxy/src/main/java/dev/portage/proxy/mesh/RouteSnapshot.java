@@ -4,6 +4,7 @@ import dev.portage.api.linkerd.destination.ResponseClass;
 import dev.portage.api.linkerd.destination.ResponseMatch;
 import dev.portage.api.linkerd.destination.Route;
 import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,8 +13,8 @@ import java.util.function.Predicate;
 
 /**
  * One compiled ServiceProfile route: its request condition, response classes (first matching
- * class decides; no match is a success), whether failures may be retried, and its timeout (zero
- * for none). Immutable.
+ * class decides; no match falls back to the default rule, as Linkerd's classifier does), whether
+ * failures may be retried, and its timeout (zero for none). Immutable.
  */
 record RouteSnapshot(
     String name,
@@ -46,20 +47,34 @@ record RouteSnapshot(
         timeout.isNegative() ? Duration.ZERO : timeout);
   }
 
-  /**
-   * Whether a response with {@code status} is a failure: the first class that matches decides; with
-   * no classes at all, 5xx are failures; with classes but no match, a success.
-   */
+  /** {@link #isFailure(HttpResponse, boolean)} of a non-gRPC response with {@code status}. */
   boolean isFailure(int status) {
-    if (classes.isEmpty()) {
-      return status >= 500;
+    Classifier c = classOf(status);
+    return c != null ? c.failure() : status >= 500;
+  }
+
+  /**
+   * Whether a response head is a failure: the first response class that matches its status decides;
+   * with none matching, the default rule: a 5xx, or for a gRPC request a failure {@code
+   * grpc-status} in the head of a trailers-only response (a status in trailers comes too late to
+   * retry on).
+   */
+  boolean isFailure(HttpResponse head, boolean grpc) {
+    int status = head.status().code();
+    Classifier c = classOf(status);
+    if (c != null) {
+      return c.failure();
     }
+    return status >= 500 || (grpc && GrpcStatus.isFailure(GrpcStatus.of(head.headers())));
+  }
+
+  private Classifier classOf(int status) {
     for (Classifier c : classes) {
       if (c.status().test(status)) {
-        return c.failure();
+        return c;
       }
     }
-    return false;
+    return null;
   }
 
   private static IntPredicate compile(ResponseMatch m) {

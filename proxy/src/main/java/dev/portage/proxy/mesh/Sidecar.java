@@ -1,16 +1,18 @@
 package dev.portage.proxy.mesh;
 
+import dev.portage.control.client.ControlPlaneTls;
 import dev.portage.control.client.destination.DestinationClient;
 import dev.portage.core.admin.AdminServer;
 import dev.portage.core.admin.HealthCheck;
 import dev.portage.core.balance.Balancer;
 import dev.portage.core.http.CleartextHttpInitializer;
 import dev.portage.core.http.HttpClientPool;
+import dev.portage.core.http.HttpProtocol;
+import dev.portage.core.http.HttpStream;
 import dev.portage.core.net.NettyTransport;
 import dev.portage.core.time.TimeSource;
 import io.grpc.Channel;
 import io.grpc.ManagedChannel;
-import io.grpc.netty.NettyChannelBuilder;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -22,8 +24,10 @@ import io.netty.util.internal.SystemPropertyUtil;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -68,7 +72,12 @@ public final class Sidecar implements AutoCloseable {
   private boolean started;
   private boolean closed;
 
-  /** A sidecar that talks to the control plane at {@code config.destinationAddr()} in plaintext. */
+  /**
+   * A sidecar that talks to the control plane at {@code config.destinationAddr()}, over TLS when
+   * {@code config.destinationTls()} is set.
+   *
+   * @throws UncheckedIOException if a TLS file cannot be read (the message names it)
+   */
   public Sidecar(SidecarConfig config, TimeSource time, PrometheusRegistry registry) {
     this(config, time, registry, null, ThreadLocalRandom.current());
   }
@@ -87,7 +96,11 @@ public final class Sidecar implements AutoCloseable {
     this.random = Objects.requireNonNull(random, "random");
     Channel ch = destinationChannel;
     if (ch == null) {
-      ownedChannel = NettyChannelBuilder.forTarget(config.destinationAddr()).usePlaintext().build();
+      try {
+        ownedChannel = ControlPlaneTls.channel(config.destinationAddr(), config.destinationTls());
+      } catch (IOException e) {
+        throw new UncheckedIOException("sidecar: control plane TLS: " + e.getMessage(), e);
+      }
       ch = ownedChannel;
     } else {
       ownedChannel = null;
@@ -108,8 +121,10 @@ public final class Sidecar implements AutoCloseable {
     started = true;
     try {
       group = NettyTransport.best().newEventLoopGroup(ioThreads(config.ioThreads()), "portage-sidecar");
-      pool = HttpClientPool.builder(group, time).build();
-      discovery = new Discovery(destinations, this::newBalancer, time.ticker(), DISCOVERY_IDLE_TIMEOUT);
+      pool = HttpClientPool.builder(group, time).connectTimeout(config.connectTimeout()).build();
+      var readiness = new Destination.Readiness(
+          config.reconnectBackoff(), config.failureAccrual(), time.scheduler(), random, this::connect);
+      discovery = new Discovery(destinations, this::newBalancer, readiness, time.ticker(), DISCOVERY_IDLE_TIMEOUT);
       profiles = new Profiles(destinations, time.ticker(), DISCOVERY_IDLE_TIMEOUT);
       metrics = new SidecarMetrics(registry, discovery, profiles);
       Service stack = stack();
@@ -162,13 +177,23 @@ public final class Sidecar implements AutoCloseable {
    */
   private Service stack() {
     Duration failfast = config.failfastTimeout();
+    EndpointDispatch dispatch = new EndpointDispatch(pool);
     return new RouteLayer(profiles, time.scheduler(), failfast,       // profile routes, first match wins
         new TimeoutLayer(time.scheduler(), time.ticker(),             // per-route timeout from request start
             new RetryLayer(metrics,                                   // retryable routes, within the budget
                 new SplitLayer(random,                                // dst_overrides traffic split
-                    new FailFastLayer(discovery, time.scheduler(), failfast, metrics, // wait, then 503
-                        new BalanceLayer(discovery, time.ticker(), metrics,          // discover + P2C
-                            new EndpointDispatch(pool)))))));                        // pooled h1 / h2c
+                    new FailFastLayer(discovery, time.scheduler(), failfast, metrics, // wait for a ready endpoint, then 503
+                        requeue -> new BalanceLayer(discovery, time.ticker(), metrics, // discover + P2C over ready endpoints;
+                            dispatch, requeue))))));                               // a failed connect goes around again
+  }
+
+  /**
+   * A background connect to an unreachable endpoint: an HTTP/1.1 connection, put in the pool when it
+   * opens (the next request to the endpoint finds it ready).
+   */
+  private CompletionStage<?> connect(dev.portage.core.balance.Endpoint<InetSocketAddress> endpoint) {
+    return pool.acquire(endpoint.target(), HttpProtocol.HTTP_1_1, group.next())
+        .thenAccept(HttpStream::release);
   }
 
   /**
@@ -186,7 +211,8 @@ public final class Sidecar implements AutoCloseable {
 
   private Balancer<InetSocketAddress> newBalancer() {
     return switch (config.balancer()) {
-      case P2C_EWMA -> Balancer.peakEwmaP2c(time.ticker(), random, config.ewmaDecay(), config.ewmaDefaultRtt());
+      case P2C_EWMA -> Balancer.peakEwmaP2c(
+          time.ticker(), random, config.ewmaDecay(), config.ewmaDefaultRtt(), config.ewmaFailurePenalty());
       case ROUND_ROBIN -> Balancer.roundRobin();
     };
   }

@@ -32,7 +32,16 @@ import java.util.function.Supplier;
  *   <tr><td>portage_sidecar_endpoint_ewma_seconds</td><td>authority, endpoint</td><td>the balancer's peak-EWMA latency estimate, decayed to the scrape (p2c-ewma only); cost = this × (in flight + 1)</td></tr>
  *   <tr><td>portage_sidecar_fail_fast_total</td><td>authority</td><td>requests refused with 503 while in fail-fast</td></tr>
  *   <tr><td>portage_sidecar_retry_budget_available</td><td>authority</td><td>retries the profile's retry budget allows now (profiles with a valid budget)</td></tr>
+ *   <tr><td>portage_sidecar_endpoint_ready</td><td>authority, endpoint</td><td>1 when the balancer may pick the endpoint, 0 while it is unreachable (reconnecting), shut by failure accrual or unhealthy</td></tr>
+ *   <tr><td>portage_sidecar_endpoint_connect_failures_total</td><td>authority, endpoint</td><td>connects that failed (each makes the endpoint unreachable until a reconnect succeeds)</td></tr>
  * </table>
+ *
+ * <p>Linkerd's proxy metrics, per endpoint attempt, with Linkerd's outbound target labels ({@code
+ * direction="outbound", authority, target_addr, target_ip, target_port, tls="disabled"}):
+ * {@code request_total} (at the request's dispatch), {@code response_latency_ms} (histogram in ms
+ * with Linkerd's buckets, to the response head, + {@code status_code}), {@code response_total} (at the
+ * response's end, + {@code status_code, classification, grpc_status, error}), and the balancer gauge
+ * {@code outbound_http_balancer_endpoints{authority, endpoint_state="ready"|"pending"}}.
  *
  * Histograms are classic only (the text exposition shows nothing else; a native histogram costs
  * more per observation). The data points of each route and endpoint are looked up once and cached.
@@ -51,6 +60,12 @@ final class SidecarMetrics {
   private final GaugeWithCallback inFlight;
   private final GaugeWithCallback ewma;
   private final GaugeWithCallback budgetAvailable;
+  private final GaugeWithCallback endpointReady;
+  private final Counter connectFailures;
+  private final Counter requestTotal;
+  private final Histogram responseLatencyMs;
+  private final Counter responseTotal;
+  private final GaugeWithCallback balancerEndpoints;
   private final Map<String, Map<String, RouteMetrics>> routes = new ConcurrentHashMap<>();
   private final Map<String, Map<String, EndpointMetrics>> endpoints = new ConcurrentHashMap<>();
 
@@ -105,6 +120,74 @@ final class SidecarMetrics {
           }
         }))
         .register(registry);
+    endpointReady = GaugeWithCallback.builder().name("portage_sidecar_endpoint_ready")
+        .help("1 when the endpoint may be picked; 0 while unreachable, shut by failure accrual or unhealthy")
+        .labelNames("authority", "endpoint")
+        .callback(cb -> {
+          for (Destination d : discovery.all()) {
+            for (Endpoint<InetSocketAddress> e : d.balancer.endpoints()) {
+              cb.call(e.isReady() ? 1 : 0, d.authority, e.id());
+            }
+          }
+        })
+        .register(registry);
+    connectFailures = Counter.builder().name("portage_sidecar_endpoint_connect_failures_total")
+        .help("Connects to an endpoint that failed").labelNames("authority", "endpoint").register(registry);
+    requestTotal = Counter.builder().name("request_total")
+        .help("Requests dispatched to endpoints (Linkerd's name)").labelNames(TARGET_LABELS).register(registry);
+    responseLatencyMs = Histogram.builder().name("response_latency_ms")
+        .help("Request dispatch to response head, in milliseconds (Linkerd's name and buckets)")
+        .labelNames(withLabels("status_code")).classicUpperBounds(LINKERD_LATENCY_BUCKETS_MS).classicOnly()
+        .register(registry);
+    responseTotal = Counter.builder().name("response_total")
+        .help("Responses from endpoints by classification (Linkerd's name)")
+        .labelNames(withLabels("status_code", "classification", "grpc_status", "error")).register(registry);
+    balancerEndpoints = GaugeWithCallback.builder().name("outbound_http_balancer_endpoints")
+        .help("Endpoints per balancer by state (Linkerd's name; pending: not ready)")
+        .labelNames("authority", "endpoint_state")
+        .callback(cb -> {
+          for (Destination d : discovery.all()) {
+            int ready = 0;
+            int all = 0;
+            for (Endpoint<InetSocketAddress> e : d.balancer.endpoints()) {
+              all++;
+              if (e.isReady()) {
+                ready++;
+              }
+            }
+            cb.call(ready, d.authority, "ready");
+            cb.call(all - ready, d.authority, "pending");
+          }
+        })
+        .register(registry);
+  }
+
+  /** Linkerd's outbound target labels, in the order {@link EndpointMetrics} gives their values. */
+  private static final String[] TARGET_LABELS =
+      {"direction", "authority", "target_addr", "target_ip", "target_port", "tls"};
+
+  /** Linkerd's {@code response_latency_ms} buckets. */
+  static final double[] LINKERD_LATENCY_BUCKETS_MS = {
+      1, 2, 3, 4, 5, 10, 20, 30, 40, 50, 100, 200, 300, 400, 500, 1000, 2000, 3000, 4000, 5000,
+      10000, 20000, 30000, 40000, 50000};
+
+  private static String[] withLabels(String... more) {
+    String[] all = java.util.Arrays.copyOf(TARGET_LABELS, TARGET_LABELS.length + more.length);
+    System.arraycopy(more, 0, all, TARGET_LABELS.length, more.length);
+    return all;
+  }
+
+  /** The data points of one endpoint of {@code authority}, resolved once; hold it for one request. */
+  EndpointMetrics endpoint(String authority, String endpointId, InetSocketAddress address) {
+    Map<String, EndpointMetrics> byId = endpoints.get(authority);
+    if (byId == null) {
+      byId = endpoints.computeIfAbsent(authority, a -> new ConcurrentHashMap<>());
+    }
+    EndpointMetrics m = byId.get(endpointId);
+    if (m == null) {
+      m = byId.computeIfAbsent(endpointId, id -> new EndpointMetrics(authority, id, address));
+    }
+    return m;
   }
 
   /** A response sent to the client: counted by status class, latency observed. */
@@ -122,19 +205,6 @@ final class SidecarMetrics {
     route(authority, route).budgetExhausted.get().inc();
   }
 
-  /**
-   * An attempt's outcome at an endpoint.
-   *
-   * @param status the response status, or {@code -1} when no response came back ("error")
-   * @param nanos dispatch to response head; ignored when {@code status} is -1
-   */
-  void endpointResponse(String authority, String endpoint, int status, long nanos) {
-    EndpointMetrics m = children(endpoints, authority, endpoint, EndpointMetrics::new);
-    m.requests.get(status).inc();
-    if (status >= 0 && nanos >= 0) {
-      m.latency.get().observe(nanos / 1e9);
-    }
-  }
 
   void failFast(String authority) {
     failFast.labelValues(authority).inc();
@@ -227,14 +297,120 @@ final class SidecarMetrics {
     }
   }
 
-  /** The data points of one endpoint of one authority, resolved on first use. */
-  private final class EndpointMetrics {
-    final ByStatusClass requests;
-    final LazyPoint<DistributionDataPoint> latency;
+  /**
+   * The data points of one endpoint of one authority, ours and Linkerd's, resolved on first use. The
+   * balance layer fetches it once per request and reports the request's steps to it.
+   */
+  final class EndpointMetrics {
+    private final String authority;
+    private final String endpoint;
+    private final String[] target; // Linkerd's target label values
+    private final ByStatusClass requests;
+    private final LazyPoint<DistributionDataPoint> latency;
+    private final LazyPoint<CounterDataPoint> linkerdRequests;
+    private final LazyPoint<CounterDataPoint> connectFailed;
+    private final IntKeyedPoints<DistributionDataPoint> latencyMsByStatus;
+    private final IntKeyedPoints<CounterDataPoint> responsesByKey;
 
-    EndpointMetrics(String authority, String endpoint) {
+    EndpointMetrics(String authority, String endpoint, InetSocketAddress address) {
+      this.authority = authority;
+      this.endpoint = endpoint;
+      String ip = address.getAddress() == null ? address.getHostString() : address.getAddress().getHostAddress();
+      target = new String[] {"outbound", authority, endpoint, ip, Integer.toString(address.getPort()), "disabled"};
       requests = new ByStatusClass(c -> endpointRequests.labelValues(authority, endpoint, c));
       latency = new LazyPoint<>(() -> endpointLatency.labelValues(authority, endpoint));
+      linkerdRequests = new LazyPoint<>(() -> requestTotal.labelValues(target));
+      connectFailed = new LazyPoint<>(() -> connectFailures.labelValues(authority, endpoint));
+      latencyMsByStatus = new IntKeyedPoints<>(
+          status -> responseLatencyMs.labelValues(labels(Integer.toString(status))));
+      responsesByKey = new IntKeyedPoints<>(this::responsePoint);
+    }
+
+    /** A request dispatched to this endpoint ({@code request_total}). */
+    void request() {
+      linkerdRequests.get().inc();
+    }
+
+    /** A response head after {@code nanos} from dispatch. */
+    void head(int status, long nanos) {
+      requests.get(status).inc();
+      latency.get().observe(nanos / 1e9);
+      latencyMsByStatus.get(status).observe(nanos / 1e6);
+    }
+
+    /** No response: the attempt failed before a head ({@code status_class="error"}). */
+    void noResponse(boolean connectFailure) {
+      requests.get(-1).inc();
+      if (connectFailure) {
+        connectFailed.get().inc();
+      }
+      response(-1, true, GrpcStatus.NONE, true);
+    }
+
+    /**
+     * A response's end ({@code response_total}).
+     *
+     * @param status the head's status, or -1 when there was none
+     * @param grpcStatus the response's grpc-status or {@link GrpcStatus#NONE}
+     * @param error the exchange broke (no head, or the upstream failed mid-body)
+     */
+    void response(int status, boolean failure, int grpcStatus, boolean error) {
+      if (status < -1 || status > 999 || grpcStatus < GrpcStatus.NONE || grpcStatus > 30) {
+        responsePoint(key(Math.max(-1, Math.min(999, status)), failure, GrpcStatus.NONE, error)).inc();
+        return;
+      }
+      responsesByKey.get(key(status, failure, grpcStatus, error)).inc();
+    }
+
+    private static int key(int status, boolean failure, int grpcStatus, boolean error) {
+      return (((status + 1) * 32 + (grpcStatus + 1)) * 2 + (failure ? 1 : 0)) * 2 + (error ? 1 : 0);
+    }
+
+    private CounterDataPoint responsePoint(int key) {
+      boolean error = (key & 1) != 0;
+      boolean failure = (key & 2) != 0;
+      int grpc = (key >> 2) % 32 - 1;
+      int status = (key >> 2) / 32 - 1;
+      return responseTotal.labelValues(labels(
+          status < 0 ? "" : Integer.toString(status), failure ? "failure" : "success",
+          grpc < 0 ? "" : Integer.toString(grpc), error ? "unclassified" : ""));
+    }
+
+    private String[] labels(String... more) {
+      String[] all = java.util.Arrays.copyOf(target, target.length + more.length);
+      System.arraycopy(more, 0, all, target.length, more.length);
+      return all;
+    }
+
+    @Override
+    public String toString() {
+      return "EndpointMetrics{" + authority + " " + endpoint + '}';
+    }
+  }
+
+  /**
+   * Data points looked up by a small int key (a status code, a packed label set), the last one kept
+   * for the next call: one endpoint answers the same status almost every time.
+   */
+  private static final class IntKeyedPoints<P> {
+    private record Last<P>(int key, P point) {}
+
+    private final java.util.function.IntFunction<P> lookup;
+    private final Map<Integer, P> points = new ConcurrentHashMap<>();
+    private volatile Last<P> last;
+
+    IntKeyedPoints(java.util.function.IntFunction<P> lookup) {
+      this.lookup = lookup;
+    }
+
+    P get(int key) {
+      Last<P> l = last;
+      if (l != null && l.key == key) {
+        return l.point;
+      }
+      P p = points.computeIfAbsent(key, lookup::apply);
+      last = new Last<>(key, p);
+      return p;
     }
   }
 
@@ -253,5 +429,11 @@ final class SidecarMetrics {
     registry.unregister(inFlight);
     registry.unregister(ewma);
     registry.unregister(budgetAvailable);
+    registry.unregister(endpointReady);
+    registry.unregister(connectFailures);
+    registry.unregister(requestTotal);
+    registry.unregister(responseLatencyMs);
+    registry.unregister(responseTotal);
+    registry.unregister(balancerEndpoints);
   }
 }
