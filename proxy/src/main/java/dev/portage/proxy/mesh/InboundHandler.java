@@ -162,16 +162,18 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
       writeError(ctx, null, 400, "bad request: " + cause.getMessage());
       return;
     }
-    if (undispatched == r) {
-      undispatched = null;
-    } else {
-      r.cancel();
-    }
+    boolean sent = undispatched != r;
+    undispatched = null;
+    // Answered (and so finished) before the cancel: the cancelled stack's own failure then finds
+    // the request over and answers nothing.
     if (responding) {
       ctx.close(); // the response has begun: closing is the only way left to tell the client
       finish(ctx, r, false);
     } else {
       writeError(ctx, r, 400, "bad request: " + cause.getMessage());
+    }
+    if (sent) {
+      r.cancel(); // aborts the upstream exchange mid-body
     }
   }
 

@@ -32,8 +32,13 @@ final class Backend implements AutoCloseable {
   volatile Behaviour behaviour = ex -> reply(ex, 200, "hello from " + ex.getRequestURI().getPath());
 
   Backend(String name) throws IOException {
+    this(name, 0);
+  }
+
+  /** A backend on 127.0.0.1:{@code port} (0: any free port). */
+  Backend(String name, int port) throws IOException {
     this.name = name;
-    server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 0);
     server.setExecutor(executor);
     server.createContext("/", ex -> {
       hits.incrementAndGet();

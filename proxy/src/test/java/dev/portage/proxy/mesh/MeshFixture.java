@@ -40,9 +40,13 @@ final class MeshFixture implements AutoCloseable {
       java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
 
   MeshFixture(TimeSource time, SidecarConfig.BalancerKind balancer) throws IOException {
+    this(time, SidecarConfig.defaults("in-process:0").withPorts(0, 0).withBalancer(balancer));
+  }
+
+  /** A mesh whose sidecar runs with {@code config} (its destination address is not used). */
+  MeshFixture(TimeSource time, SidecarConfig config) throws IOException {
     startControlPlane();
     channel = InProcessChannelBuilder.forName(name).build();
-    SidecarConfig config = SidecarConfig.defaults("in-process:0").withPorts(0, 0).withBalancer(balancer);
     sidecar = new Sidecar(config, time, registry, channel, new Random(42)).start();
   }
 
@@ -87,21 +91,26 @@ final class MeshFixture implements AutoCloseable {
   /** One EndpointSlice of {@code svc} per backend (each on 127.0.0.1 with its own port). */
   void endpoints(String svc, Backend... bs) {
     for (Backend b : bs) {
-      put("""
-          apiVersion: discovery.k8s.io/v1
-          kind: EndpointSlice
-          metadata:
-            namespace: %s
-            name: %s-%s
-            labels: {kubernetes.io/service-name: %s}
-          addressType: IPv4
-          ports:
-          - {name: http, port: %d, protocol: TCP}
-          endpoints:
-          - addresses: ["127.0.0.1"]
-            conditions: {ready: true}
-          """.formatted(NS, svc, b.name, svc, b.port()));
+      endpoint(svc, b.name, b.port());
     }
+  }
+
+  /** An EndpointSlice {@code svc-name} listing 127.0.0.1:{@code port} as ready, listening or not. */
+  void endpoint(String svc, String name, int port) {
+    put("""
+        apiVersion: discovery.k8s.io/v1
+        kind: EndpointSlice
+        metadata:
+          namespace: %s
+          name: %s-%s
+          labels: {kubernetes.io/service-name: %s}
+        addressType: IPv4
+        ports:
+        - {name: http, port: %d, protocol: TCP}
+        endpoints:
+        - addresses: ["127.0.0.1"]
+          conditions: {ready: true}
+        """.formatted(NS, svc, name, svc, port));
   }
 
   /** A ServiceProfile for {@code svc} with the given spec (YAML, indented by 2). */
