@@ -16,8 +16,10 @@ import ch.qos.logback.core.rolling.SizeBasedTriggeringPolicy;
 import ch.qos.logback.core.util.FileSize;
 import dev.portage.cli.flags.LogSettings;
 import ch.qos.logback.core.encoder.Encoder;
+import java.util.Locale;
 import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
+import picocli.CommandLine;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
 
@@ -40,36 +42,83 @@ final class LoggingOptions {
     ERROR
   }
 
-  /** How log lines are written to stderr. */
+  /** How log lines are written to stderr; {@code plain} is Linkerd's name for {@code text}. */
   enum Format {
     text,
-    json
+    json,
+    plain
+  }
+
+  /**
+   * A level in any case, with the names Linkerd's and logrus' {@code -log-level} also take: {@code
+   * warning} is WARN, {@code fatal} and {@code panic} are ERROR (Portage logs nothing above it).
+   */
+  static final class LevelConverter implements CommandLine.ITypeConverter<LogLevel> {
+    @Override
+    public LogLevel convert(String value) {
+      String v = value.trim().toUpperCase(Locale.ROOT);
+      return switch (v) {
+        case "WARNING" -> LogLevel.WARN;
+        case "FATAL", "PANIC" -> LogLevel.ERROR;
+        default -> {
+          try {
+            yield LogLevel.valueOf(v);
+          } catch (IllegalArgumentException e) {
+            throw new CommandLine.TypeConversionException(
+                "'" + value + "' (expected: TRACE, DEBUG, INFO, WARN or ERROR in any case; FATAL and PANIC mean ERROR)");
+          }
+        }
+      };
+    }
   }
 
   @Option(
       names = "--log-level",
       scope = ScopeType.INHERIT,
       paramLabel = "LEVEL",
-      description = "Root log level: ${COMPLETION-CANDIDATES} (default: INFO, or what klog's -v asks for).")
+      converter = LevelConverter.class,
+      description = "Root log level: ${COMPLETION-CANDIDATES}, any case (default: INFO, or what klog's -v asks for).")
   LogLevel level;
 
   @Option(
       names = "--log-format",
       scope = ScopeType.INHERIT,
-      defaultValue = "text",
       paramLabel = "FORMAT",
-      description = "Log line format on stderr: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
+      description = "Log line format on stderr: ${COMPLETION-CANDIDATES} (plain = text; default: text).")
   Format format;
+
+  /** Loggers whose level the environment set last time, reset by the next {@link #apply}. */
+  private static final java.util.Set<String> envLoggers = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   /**
    * Reconfigures logback's root level, stderr encoder and threshold, and the log file, from these
    * flags and the command's klog flags ({@code --log-level} wins over {@code -v}).
    */
   void apply(LogSettings klog) {
+    apply(klog, LogDefaults.NONE);
+  }
+
+  /**
+   * As {@link #apply(LogSettings)}, with the command's environment filling in what neither these
+   * flags nor klog's give: the root level and named loggers' levels, and the format.
+   */
+  void apply(LogSettings klog, LogDefaults env) {
+    boolean fromEnv = level == null && klog.level() == null && env.root() != null;
     Level parsed = level != null ? Level.toLevel(level.name())
-        : klog.level() != null ? Level.toLevel(klog.level().name()) : Level.INFO;
+        : klog.level() != null ? Level.toLevel(klog.level().name())
+        : env.root() != null ? Level.toLevel(env.root().name()) : Level.INFO;
     if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
       return; // another SLF4J backend (tests may bring one): leave it alone
+    }
+    for (String name : envLoggers) {
+      context.getLogger(name).setLevel(null);
+    }
+    envLoggers.clear();
+    if (fromEnv) {
+      env.loggers().forEach((name, l) -> {
+        context.getLogger(name).setLevel(Level.toLevel(l.name()));
+        envLoggers.add(name);
+      });
     }
     if (!SLF4JBridgeHandler.isInstalled()) {
       // grpc-java and the JDK log through java.util.logging; without this their lines bypass the
@@ -79,7 +128,7 @@ final class LoggingOptions {
     }
     Logger root = context.getLogger(Logger.ROOT_LOGGER_NAME);
     root.setLevel(parsed);
-    boolean wantJson = format == Format.json;
+    boolean wantJson = (format != null ? format : env.format()) == Format.json;
     if (root.getAppender("STDERR") instanceof ConsoleAppender<ILoggingEvent> console) {
       console.stop();
       if (wantJson != console.getEncoder() instanceof JsonEncoder) {

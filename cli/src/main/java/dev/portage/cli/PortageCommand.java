@@ -39,7 +39,7 @@ public final class PortageCommand implements Runnable {
     cl.setExecutionStrategy(
         parseResult -> {
           PortageCommand top = (PortageCommand) parseResult.commandSpec().userObject();
-          top.logging.apply(FlagForms.logSettings(parseResult));
+          top.logging.apply(FlagForms.logSettings(parseResult), logDefaults(parseResult));
           forms.warnWithoutEffect(parseResult);
           return new CommandLine.RunLast().execute(parseResult);
         });
@@ -49,6 +49,22 @@ public final class PortageCommand implements Runnable {
           return ex instanceof IllegalArgumentException ? 2 : 1;
         });
     return cl;
+  }
+
+  /** What the environment of the command that runs says about logging (exit 2 when malformed). */
+  private static LogDefaults logDefaults(CommandLine.ParseResult result) {
+    CommandLine.ParseResult leaf = result;
+    while (leaf.subcommand() != null) {
+      leaf = leaf.subcommand();
+    }
+    if (!(leaf.commandSpec().userObject() instanceof LogDefaults.Source source)) {
+      return LogDefaults.NONE;
+    }
+    try {
+      return source.logDefaults();
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(leaf.commandSpec().commandLine(), e.getMessage(), e);
+    }
   }
 
   /**

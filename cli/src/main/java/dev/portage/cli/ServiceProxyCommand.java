@@ -68,6 +68,9 @@ public final class ServiceProxyCommand implements Callable<Integer>, UpstreamCom
   @Option(names = "--destination-addr", description = "Control plane Destination API host:port; resolves the authorities listed in --endpoints-file.")
   String destinationAddr;
 
+  /** TLS to the control plane of --destination-addr. */
+  @Mixin ControlPlaneTlsOptions destinationTls = new ControlPlaneTlsOptions();
+
   @Option(names = "--bind-address", defaultValue = "0.0.0.0", description = "Host the userspace relay's listeners bind (ports of its choosing; nftables redirects Service addresses to them).")
   String bindAddress;
 
@@ -174,6 +177,7 @@ public final class ServiceProxyCommand implements Callable<Integer>, UpstreamCom
           .kubernetes(kubernetes)
           .kubeconfig(kubeconfig)
           .destinationAddr(destinationAddr)
+          .destinationTls(destinationTls.tls(null))
           .bindAddress(bindAddress)
           .minSyncPeriod(minSyncPeriod)
           .syncPeriod(syncPeriod)

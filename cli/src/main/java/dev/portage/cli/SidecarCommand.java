@@ -7,32 +7,50 @@ import dev.portage.core.time.TimeSource;
 import dev.portage.proxy.mesh.Sidecar;
 import dev.portage.proxy.mesh.SidecarConfig;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
  * {@code portage sidecar}: the Linkerd-style outbound L7 proxy, with Linkerd's ports and defaults.
  * Runs until SIGTERM or SIGINT, then closes the sidecar and exits 0.
+ *
+ * <p>linkerd2-proxy's environment variables are defaults for the flags ({@link LinkerdProxyEnv}):
+ * a flag on the command line wins, then the variable, then the built-in default. Variables it does
+ * not implement log one WARN line each.
  */
 @Command(
     name = "sidecar",
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
     description = "Mesh sidecar: outbound HTTP/1.1 and h2c proxy balancing over endpoints from the Destination API.")
-public final class SidecarCommand implements Callable<Integer> {
+public final class SidecarCommand implements Callable<Integer>, LogDefaults.Source {
   private static final Logger log = LoggerFactory.getLogger(SidecarCommand.class);
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--destination-addr", required = true, description = "Control plane gRPC address, HOST:PORT.")
+  private final LinkerdProxyEnv env;
+
+  /** A command reading its defaults from the process environment. */
+  public SidecarCommand() {
+    this(System.getenv());
+  }
+
+  /** A command reading its defaults from {@code env} (tests). */
+  SidecarCommand(Map<String, String> env) {
+    this.env = new LinkerdProxyEnv(env);
+  }
+
+  @Option(names = "--destination-addr",
+      description = "Control plane gRPC address, HOST:PORT (required unless LINKERD2_PROXY_DESTINATION_SVC_ADDR is set).")
   String destinationAddr;
 
   @Option(names = "--outbound-port", defaultValue = "4140", description = "Outbound listener port (HTTP/1.1 and h2c).")
@@ -102,18 +120,8 @@ public final class SidecarCommand implements Callable<Integer> {
       description = "Random extra share of each reconnect wait, 0..1.")
   double connectBackoffJitter;
 
-  @Option(names = "--destination-ca", description = "PEM CA of the control plane's certificate: TLS to the control plane.")
-  Path destinationCa;
-
-  @Option(names = "--destination-cert", description = "PEM client certificate for the control plane (with --destination-key).")
-  Path destinationCert;
-
-  @Option(names = "--destination-key", description = "PEM key of --destination-cert.")
-  Path destinationKey;
-
-  @Option(names = "--destination-server-name",
-      description = "Name to verify in the control plane's certificate (default: the host of --destination-addr).")
-  String destinationServerName;
+  /** TLS to the control plane. */
+  @Mixin ControlPlaneTlsOptions destinationTls = new ControlPlaneTlsOptions();
 
   @Option(names = "--io-threads", defaultValue = "0",
       description = "Event loops serving connections; 0 = one per core (or -Dio.netty.eventLoopThreads).")
@@ -123,6 +131,7 @@ public final class SidecarCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     StopSignals signals = StopSignals.install(log);
     SidecarConfig config = toConfig();
+    warnWithoutEffect(config);
     ScheduledExecutorService scheduler = TimeSource.newTimer("portage-sidecar-timer");
     try (Sidecar sidecar = new Sidecar(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
       sidecar.start();
@@ -133,28 +142,73 @@ public final class SidecarCommand implements Callable<Integer> {
     return 0;
   }
 
-  /** The sidecar configuration these flags describe. */
+  /** One WARN line per Linkerd variable that is set but changes nothing here. */
+  void warnWithoutEffect(SidecarConfig config) {
+    for (String name : env.withoutEffect()) {
+      log.warn("environment variable {} is accepted for compatibility with linkerd2-proxy and has no effect in Portage", name);
+    }
+    if (env.get(LinkerdProxyEnv.DESTINATION_SVC_NAME) != null && config.destinationTls() == null) {
+      log.warn("environment variable {} has no effect without --destination-ca: the control plane connection is plaintext",
+          LinkerdProxyEnv.DESTINATION_SVC_NAME);
+    }
+  }
+
+  @Override
+  public LogDefaults logDefaults() {
+    return env.logDefaults();
+  }
+
+  /** The sidecar configuration these flags (and Linkerd's environment variables) describe. */
   SidecarConfig toConfig() {
     try {
-      return SidecarConfig.builder(destinationAddr)
+      String destination = given("--destination-addr") ? destinationAddr : env.get(LinkerdProxyEnv.DESTINATION_SVC_ADDR);
+      if (destination == null) {
+        throw new CommandLine.ParameterException(spec.commandLine(),
+            "Missing required option: '--destination-addr' (or " + LinkerdProxyEnv.DESTINATION_SVC_ADDR + ")");
+      }
+      ListenAddress outbound = or("--outbound-bind-address", "--outbound-port", env.outbound(),
+          new ListenAddress(outboundBindAddress, outboundPort));
+      ListenAddress admin = or("--admin-bind-address", "--admin-port", env.address(LinkerdProxyEnv.ADMIN_LISTEN_ADDR),
+          new ListenAddress(adminBindAddress, adminPort));
+      return SidecarConfig.builder(destination)
           .destinationTls(destinationTls())
-          .outboundBindAddress(outboundBindAddress)
-          .outboundPort(outboundPort)
-          .adminBindAddress(adminBindAddress)
-          .adminPort(adminPort)
-          .failfastTimeout(failfastTimeout)
+          .outboundBindAddress(outbound.host())
+          .outboundPort(outbound.port())
+          .adminBindAddress(admin.host())
+          .adminPort(admin.port())
+          .failfastTimeout(or("--failfast-timeout", failfastTimeout, env.duration(LinkerdProxyEnv.FAILFAST_TIMEOUT)))
           .ewmaDefaultRtt(ewmaDefaultRtt)
           .ewmaDecay(ewmaDecay)
           .ewmaFailurePenalty(ewmaFailurePenalty)
           .balancer(SidecarConfig.BalancerKind.fromFlag(balancer))
           .failureAccrual(accrual())
-          .connectTimeout(connectTimeout)
-          .reconnectBackoff(new BackoffPolicy(connectBackoffMin, connectBackoffMax, 2.0, connectBackoffJitter))
+          .connectTimeout(or("--connect-timeout", connectTimeout, env.duration(LinkerdProxyEnv.CONNECT_TIMEOUT)))
+          .reconnectBackoff(new BackoffPolicy(
+              or("--connect-backoff-min", connectBackoffMin, env.duration(LinkerdProxyEnv.BACKOFF_MIN)),
+              or("--connect-backoff-max", connectBackoffMax, env.duration(LinkerdProxyEnv.BACKOFF_MAX)),
+              2.0,
+              or("--connect-backoff-jitter", connectBackoffJitter, env.number(LinkerdProxyEnv.BACKOFF_JITTER))))
           .ioThreads(ioThreads)
           .build();
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
     }
+  }
+
+  /** Whether {@code option} was on the command line (a variable then does not override it). */
+  private boolean given(String option) {
+    CommandLine.ParseResult r = spec.commandLine().getParseResult();
+    return r != null && r.hasMatchedOption(option);
+  }
+
+  /** The flag's value when given, else the variable's when set, else the flag's default. */
+  private <V> V or(String option, V flag, V fromEnv) {
+    return given(option) || fromEnv == null ? flag : fromEnv;
+  }
+
+  /** An address from two flags (host, port) unless neither was given and the variable is set. */
+  private ListenAddress or(String hostOption, String portOption, ListenAddress fromEnv, ListenAddress flags) {
+    return given(hostOption) || given(portOption) || fromEnv == null ? flags : fromEnv;
   }
 
   private FailureAccrual.Settings accrual() {
@@ -167,11 +221,8 @@ public final class SidecarCommand implements Callable<Integer> {
     };
   }
 
-  /** TLS to the control plane when a CA or a client certificate is given; plaintext otherwise. */
+  /** TLS to the control plane; Linkerd's destination name is the name to verify unless the flag gives one. */
   private ControlPlaneTls destinationTls() {
-    if (destinationCa == null && destinationCert == null && destinationKey == null) {
-      return null;
-    }
-    return new ControlPlaneTls(destinationCa, destinationCert, destinationKey, destinationServerName);
+    return destinationTls.tls(env.get(LinkerdProxyEnv.DESTINATION_SVC_NAME));
   }
 }

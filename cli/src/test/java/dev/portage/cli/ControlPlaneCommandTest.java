@@ -2,12 +2,19 @@ package dev.portage.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import dev.portage.cli.flags.FlagForms;
 import dev.portage.control.ControlPlaneConfig;
+import dev.portage.control.destination.DestinationConfig;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 
 class ControlPlaneCommandTest {
@@ -85,7 +92,11 @@ class ControlPlaneCommandTest {
     assertBad("--tls-cert and --tls-key go together", "--tls-cert=/etc/tls.crt");
     assertBad("--client-ca needs --tls-cert and --tls-key", "--client-ca=/etc/ca.crt");
     assertBad("--dir is only for --source files", "--source=kubernetes", "--dir=/srv");
-    assertBad("--kubeconfig is only for --source kubernetes", "--kubeconfig=/root/.kube/config");
+    assertBad("--kubeconfig is only for --source kubernetes", "--source=files", "--kubeconfig=/root/.kube/config");
+    assertBad("--addr: 'localhost' (expected: [HOST]:PORT", "-addr=localhost");
+    assertBad("--metrics-addr: ':99999' (expected: [HOST]:PORT", "-metrics-addr=:99999");
+    assertBad("streamQueueLimit: 0 (expected: > 0)", "-stream-queue-capacity=0");
+    assertBad("'loud' (expected: TRACE, DEBUG", "-log-level=loud");
     assertBad("Unknown option: '--grpc-prot=1'", "--grpc-prot=1");
   }
 
@@ -93,6 +104,72 @@ class ControlPlaneCommandTest {
     Run r = run(args);
     assertThat(r.exitCode()).as("exit code of %s", String.join(" ", args)).isEqualTo(2);
     assertThat(r.err()).as("stderr of %s", String.join(" ", args)).contains(message);
+  }
+
+  /**
+   * The Linkerd destination controller's flags as its manifests pass them (Go's single-dash form),
+   * every row of its flag table: the implemented ones take effect, the others log one WARN each.
+   */
+  @Test
+  void linkerdDestinationControllerFlagsInGoFormTakeEffectOrWarnOnce() {
+    String[] linkerd = {
+        "-addr=:8087", "-metrics-addr=127.0.0.1:9997", "-kubeconfig=/etc/kubeconfig",
+        "-controller-namespace=linkerd", "-outbound-transport-mode=transparent",
+        "-enable-h2-upgrade=true", "-enable-endpoint-slices=true", "-enable-ipv6=false",
+        "-identity-trust-domain=cluster.local", "-cluster-domain=example.org", "-default-opaque-ports=25,587,3306",
+        "-enable-pprof=false", "-export-queue-metrics", "-stream-queue-capacity=200",
+        "-ext-endpoint-zone-weights=false", "-meshed-http2-client-params={\"keepAlive\":{}}", "-trace-collector",
+        "collector.linkerd-jaeger:55678", "-log-level=warn", "-log-format=plain"};
+    CommandLine cl = new CommandLine(new PortageCommand());
+    cl.setCaseInsensitiveEnumValuesAllowed(true);
+    FlagForms forms = FlagForms.install(cl);
+    String[] args = new String[linkerd.length + 1];
+    args[0] = "control-plane";
+    System.arraycopy(linkerd, 0, args, 1, linkerd.length);
+    CommandLine.ParseResult parsed = cl.parseArgs(args);
+
+    ControlPlaneConfig c = ((ControlPlaneCommand) parsed.subcommand().commandSpec().userObject()).toConfig();
+    assertThat(c.grpcBindAddress()).isEqualTo("0.0.0.0");
+    assertThat(c.grpcPort()).isEqualTo(8087);
+    assertThat(c.adminBindAddress()).isEqualTo("127.0.0.1");
+    assertThat(c.adminPort()).isEqualTo(9997);
+    assertThat(c.source()).as("-kubeconfig selects the Kubernetes source").isEqualTo(ControlPlaneConfig.SourceType.KUBERNETES);
+    assertThat(c.kubeconfig()).isEqualTo(Path.of("/etc/kubeconfig"));
+    assertThat(c.destination()).isEqualTo(new DestinationConfig("example.org", 200, DestinationConfig.DEFAULT_ENDPOINT_WEIGHT));
+    PortageCommand top = (PortageCommand) parsed.commandSpec().userObject();
+    assertThat(top.logging.level).isEqualTo(LoggingOptions.LogLevel.WARN);
+    assertThat(top.logging.format).isEqualTo(LoggingOptions.Format.plain);
+
+    Logger logger = (Logger) LoggerFactory.getLogger(FlagForms.class);
+    ListAppender<ILoggingEvent> captured = new ListAppender<>();
+    captured.start();
+    logger.addAppender(captured);
+    try {
+      forms.warnWithoutEffect(parsed);
+    } finally {
+      logger.detachAppender(captured);
+    }
+    assertThat(captured.list).extracting(ILoggingEvent::getFormattedMessage).containsExactlyInAnyOrder(
+        Stream.of("controller-namespace", "outbound-transport-mode", "enable-h2-upgrade", "enable-endpoint-slices",
+                "enable-ipv6", "identity-trust-domain", "default-opaque-ports", "enable-pprof", "export-queue-metrics",
+                "ext-endpoint-zone-weights", "meshed-http2-client-params", "trace-collector")
+            .map(f -> "flag --" + f + " is accepted for compatibility with the Linkerd destination controller and has no effect in Portage")
+            .toArray(String[]::new));
+  }
+
+  @Test
+  void linkerdDefaultsAndLevelNamesAreAccepted() {
+    ControlPlaneConfig c = parse("--cluster-domain=", "--kubeconfig=");
+    assertThat(c.destination()).isEqualTo(DestinationConfig.defaults());
+    assertThat(c.source()).isEqualTo(ControlPlaneConfig.SourceType.FILES);
+    for (String level : new String[] {"panic", "fatal", "error", "warning", "info", "debug", "trace", "INFO"}) {
+      assertThat(run("-log-level=" + level, "--help").exitCode()).as(level).isZero();
+    }
+    StringWriter out = new StringWriter();
+    CommandLine cl = PortageCommand.commandLine();
+    cl.setOut(new PrintWriter(out));
+    assertThat(cl.execute("control-plane", "-version")).isZero();
+    assertThat(out.toString()).startsWith("portage ");
   }
 
   @Test

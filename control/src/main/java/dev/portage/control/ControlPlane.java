@@ -10,6 +10,7 @@ import dev.portage.control.source.Source;
 import dev.portage.control.source.files.FileSource;
 import dev.portage.control.source.kubernetes.KubernetesSource;
 import dev.portage.control.store.ResourceStore;
+import dev.portage.core.admin.AdminResponse;
 import dev.portage.core.admin.AdminServer;
 import dev.portage.core.admin.HealthCheck;
 import dev.portage.core.net.TlsContexts;
@@ -43,7 +44,9 @@ import org.slf4j.LoggerFactory;
  * Kubernetes API server) feeds a revisioned {@link ResourceStore}; one gRPC port serves the dds
  * {@code RuleService} ({@link RuleServer}) and the Linkerd {@code Destination} API ({@link
  * DestinationServer}) from it; an admin listener serves {@code /healthz}, {@code /readyz} (check
- * {@code source-synced}), {@code /metrics} and {@code /status}.
+ * {@code source-synced}), {@code /metrics}, {@code /status}, and the Linkerd destination controller's
+ * {@code /ping} (200 {@code pong}) and {@code /ready} (200 {@code ok} once the source has synced and
+ * the gRPC port serves, else 500 {@code not ready}).
  *
  * <p>Lifecycle: construct, {@link #start()} once, {@link #close()} (idempotent, also after a failed or
  * no start). A failed start closes whatever it had opened. The gRPC port serves as soon as it is
@@ -135,7 +138,7 @@ public final class ControlPlane implements AutoCloseable {
     opened.push(r);
     r.start();
 
-    DestinationServer d = new DestinationServer(DestinationConfig.defaults(), store, time, registry);
+    DestinationServer d = new DestinationServer(config.destination(), store, time, registry);
     destination = d;
     opened.push(d);
 
@@ -152,6 +155,8 @@ public final class ControlPlane implements AutoCloseable {
             .registry(registry)
             .readinessCheck("source-synced", this::sourceSynced)
             .route("/status", new StatusPage(this))
+            .route("/ping", request -> AdminResponse.text(200, "pong\n"))
+            .route("/ready", request -> isReady() ? AdminResponse.text(200, "ok\n") : AdminResponse.text(500, "not ready\n"))
             .dashboard(DashboardState.COMPONENT, new DashboardState(this))
             .wallClock(time.wall())
             .build();
@@ -275,9 +280,9 @@ public final class ControlPlane implements AutoCloseable {
     return m == null ? 0 : m.grpcConnections();
   }
 
-  /** Whether the source has loaded its initial state (what {@code /readyz} reports). */
+  /** Whether the gRPC port serves and the source has loaded its initial state ({@code /ready}). */
   public boolean isReady() {
-    return sourceSynced().healthy();
+    return grpcAddress != null && sourceSynced().healthy();
   }
 
   Source source() {

@@ -1,5 +1,6 @@
 package dev.portage.control;
 
+import dev.portage.control.destination.DestinationConfig;
 import dev.portage.control.rules.RuleServerConfig;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,6 +26,7 @@ import java.util.Objects;
  *   <tr><td>debounceMax</td><td>--debounce-max</td><td>1 s</td><td>longest a changing rule type waits</td></tr>
  *   <tr><td>ackTimeout</td><td>--ack-timeout</td><td>30 s</td><td>a dds push not acknowledged within this closes the stream</td></tr>
  *   <tr><td>requireAuth</td><td>--require-auth</td><td>false</td><td>refuse dds clients without a client certificate or a valid token</td></tr>
+ *   <tr><td>destination</td><td>--cluster-domain, --stream-queue-capacity</td><td>cluster.local, 100</td><td>the Destination API's settings ({@link DestinationConfig})</td></tr>
  * </table>
  */
 public record ControlPlaneConfig(
@@ -41,7 +43,8 @@ public record ControlPlaneConfig(
     Duration debounceAfter,
     Duration debounceMax,
     Duration ackTimeout,
-    boolean requireAuth) {
+    boolean requireAuth,
+    DestinationConfig destination) {
 
   /** Where the control plane's objects come from. */
   public enum SourceType {
@@ -60,6 +63,7 @@ public record ControlPlaneConfig(
     Objects.requireNonNull(source, "source");
     Objects.requireNonNull(grpcBindAddress, "grpcBindAddress");
     Objects.requireNonNull(adminBindAddress, "adminBindAddress");
+    Objects.requireNonNull(destination, "destination");
     checkPort("grpcPort", grpcPort);
     checkPort("adminPort", adminPort);
     if (grpcBindAddress.isEmpty()) {
@@ -131,6 +135,7 @@ public record ControlPlaneConfig(
     private Duration debounceMax = RuleServerConfig.DEFAULT_DEBOUNCE_MAX;
     private Duration ackTimeout = RuleServerConfig.DEFAULT_ACK_TIMEOUT;
     private boolean requireAuth;
+    private DestinationConfig destination = DestinationConfig.defaults();
 
     private Builder() {}
 
@@ -195,6 +200,12 @@ public record ControlPlaneConfig(
       return this;
     }
 
+    /** The Destination API's settings (cluster domain, per-stream queue). */
+    public Builder destination(DestinationConfig destination) {
+      this.destination = destination;
+      return this;
+    }
+
     /**
      * The validated settings.
      *
@@ -203,7 +214,7 @@ public record ControlPlaneConfig(
     public ControlPlaneConfig build() {
       return new ControlPlaneConfig(
           source, dir, kubeconfig, grpcBindAddress, grpcPort, tlsCert, tlsKey, clientCa, adminBindAddress,
-          adminPort, debounceAfter, debounceMax, ackTimeout, requireAuth);
+          adminPort, debounceAfter, debounceMax, ackTimeout, requireAuth, destination);
     }
   }
 }

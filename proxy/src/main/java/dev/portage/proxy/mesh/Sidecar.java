@@ -2,6 +2,7 @@ package dev.portage.proxy.mesh;
 
 import dev.portage.control.client.ControlPlaneTls;
 import dev.portage.control.client.destination.DestinationClient;
+import dev.portage.core.admin.AdminResponse;
 import dev.portage.core.admin.AdminServer;
 import dev.portage.core.admin.HealthCheck;
 import dev.portage.core.balance.Balancer;
@@ -41,7 +42,9 @@ import org.slf4j.LoggerFactory;
  * port, routes each request by its {@code Host}/{@code :authority} to a destination resolved over
  * the Destination API, and applies the destination's service profile (routes, timeouts, retries
  * within the budget, traffic split) and P2C peak-EWMA balancing. The admin port serves {@code
- * /healthz}, {@code /readyz} and {@code /metrics}.
+ * /healthz}, {@code /readyz}, {@code /metrics} and linkerd2-proxy's {@code /live} (200 {@code live})
+ * and {@code /ready} (200 {@code ready} while the outbound listener is open, else 503 {@code not
+ * ready}).
  *
  * <p>{@link #start()} and {@link #close()} must not be called from the sidecar's event loops;
  * everything else is thread-safe.
@@ -156,8 +159,11 @@ public final class Sidecar implements AutoCloseable {
           .bindAddress(config.adminBindAddress())
           .port(config.adminPort())
           .registry(registry)
-          .readinessCheck("outbound", () -> listener.isActive()
-              ? HealthCheck.Result.ok() : HealthCheck.Result.failed("outbound listener closed"))
+          .readinessCheck("outbound", this::outboundReady)
+          // linkerd2-proxy's probe paths, as its pod specs probe them.
+          .route("/live", request -> AdminResponse.text(200, "live\n"))
+          .route("/ready", request -> outboundReady().healthy()
+              ? AdminResponse.text(200, "ready\n") : AdminResponse.text(503, "not ready\n"))
           .dashboard(DashboardState.COMPONENT, new DashboardState(config, discovery, profiles, inflight::get))
           .wallClock(time.wall())
           .build()
@@ -169,6 +175,11 @@ public final class Sidecar implements AutoCloseable {
     log.info("Sidecar listening on {} (admin {}), destinations from {}, balancer {}",
         listener.localAddress(), admin.localAddress(), config.destinationAddr(), config.balancer());
     return this;
+  }
+
+  private HealthCheck.Result outboundReady() {
+    io.netty.channel.Channel l = listener;
+    return l != null && l.isActive() ? HealthCheck.Result.ok() : HealthCheck.Result.failed("outbound listener closed");
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.portage.proxy.service;
 
+import dev.portage.control.client.ControlPlaneTls;
 import dev.portage.control.client.destination.DestinationClient;
 import dev.portage.control.client.destination.DestinationWatch;
 import dev.portage.control.client.destination.EndpointListener;
@@ -7,7 +8,6 @@ import dev.portage.control.client.destination.EndpointSet;
 import dev.portage.core.time.TimeSource;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
-import io.grpc.netty.NettyChannelBuilder;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.Comparator;
@@ -60,11 +60,21 @@ final class DestinationEndpointSource implements EndpointSource {
     this.target = target;
   }
 
-  /** A source with a plaintext gRPC channel of its own to {@code destinationAddr}. */
+  /**
+   * A source with a gRPC channel of its own to {@code destinationAddr}: TLS as {@code tls} says, or
+   * plaintext when it is null.
+   *
+   * @throws IllegalArgumentException naming the address or the TLS file that is wrong
+   */
   static DestinationEndpointSource connect(
-      String destinationAddr, FileEndpointSource file, TimeSource time) {
+      String destinationAddr, ControlPlaneTls tls, FileEndpointSource file, TimeSource time) {
     HostPort.parse(destinationAddr, "destinationAddr"); // validate now, with a clear message
-    ManagedChannel channel = NettyChannelBuilder.forTarget(destinationAddr).usePlaintext().build();
+    ManagedChannel channel;
+    try {
+      channel = ControlPlaneTls.channel(destinationAddr, tls);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("destination TLS: " + e.getMessage(), e);
+    }
     return new DestinationEndpointSource(
         file, DestinationClient.newBuilder(channel, time).build(), channel, destinationAddr);
   }

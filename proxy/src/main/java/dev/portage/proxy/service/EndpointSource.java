@@ -31,7 +31,7 @@ interface EndpointSource extends AutoCloseable {
     }
     FileEndpointSource file = new FileEndpointSource(config.endpointsFile(), true, onError);
     if (config.destinationAddr() != null) {
-      return DestinationEndpointSource.connect(config.destinationAddr(), file, time);
+      return DestinationEndpointSource.connect(config.destinationAddr(), config.destinationTls(), file, time);
     }
     return file;
   }

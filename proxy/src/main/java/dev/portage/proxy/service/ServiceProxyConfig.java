@@ -1,5 +1,6 @@
 package dev.portage.proxy.service;
 
+import dev.portage.control.client.ControlPlaneTls;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -16,6 +17,8 @@ import java.util.Objects;
  * @param kubernetes whether to read Services and EndpointSlices from the Kubernetes API
  * @param kubeconfig kubeconfig file for the Kubernetes source, or null for the default lookup
  * @param destinationAddr control plane Destination API {@code host:port}, or null
+ * @param destinationTls TLS to the control plane (CA, optional client certificate), or null for
+ *     plaintext; only with {@code destinationAddr}
  * @param bindAddress host the userspace relay's listeners for Kubernetes Services bind (on ports of
  *     the proxy's choosing, which nftables redirects Service addresses to)
  * @param minSyncPeriod least time between syncs beyond the burst (kube-proxy {@code --min-sync-period})
@@ -48,6 +51,7 @@ public record ServiceProxyConfig(
     boolean kubernetes,
     Path kubeconfig,
     String destinationAddr,
+    ControlPlaneTls destinationTls,
     String bindAddress,
     Duration minSyncPeriod,
     Duration syncPeriod,
@@ -93,6 +97,9 @@ public record ServiceProxyConfig(
     Objects.requireNonNull(bindAddress, "bindAddress");
     Objects.requireNonNull(minSyncPeriod, "minSyncPeriod");
     Objects.requireNonNull(syncPeriod, "syncPeriod");
+    if (destinationTls != null && destinationAddr == null) {
+      throw new IllegalArgumentException("destinationTls: set (expected: only with destinationAddr)");
+    }
     Objects.requireNonNull(adminBindAddress, "adminBindAddress");
     dialTimeouts = List.copyOf(Objects.requireNonNull(dialTimeouts, "dialTimeouts"));
     int sources = (kubernetes ? 1 : 0) + (destinationAddr != null ? 1 : 0)
@@ -184,6 +191,7 @@ public record ServiceProxyConfig(
     private boolean kubernetes;
     private Path kubeconfig;
     private String destinationAddr;
+    private ControlPlaneTls destinationTls;
     private String bindAddress = "0.0.0.0";
     private Duration minSyncPeriod = Duration.ofSeconds(1);
     private Duration syncPeriod = Duration.ofSeconds(30);
@@ -280,6 +288,12 @@ public record ServiceProxyConfig(
       return this;
     }
 
+    /** TLS to the control plane's Destination API; null (the default) for plaintext. */
+    public Builder destinationTls(ControlPlaneTls tls) {
+      this.destinationTls = tls;
+      return this;
+    }
+
     public Builder bindAddress(String host) {
       this.bindAddress = host;
       return this;
@@ -338,7 +352,7 @@ public record ServiceProxyConfig(
     public ServiceProxyConfig build() {
       ProxyMode mode = proxyMode != null ? proxyMode : kubernetes ? ProxyMode.NFTABLES : ProxyMode.USERSPACE;
       return new ServiceProxyConfig(
-          endpointsFile, kubernetes, kubeconfig, destinationAddr, bindAddress, minSyncPeriod,
+          endpointsFile, kubernetes, kubeconfig, destinationAddr, destinationTls, bindAddress, minSyncPeriod,
           syncPeriod, syncBurst, adminBindAddress, adminPort, closeRemovedEndpointConnections,
           dialTimeouts, ioThreads, maxReadSize, mode, nftables, kernelRules, nftCommand,
           conntrackCommand, hostname != null ? hostname : defaultHostname(), fullSyncPeriod,
