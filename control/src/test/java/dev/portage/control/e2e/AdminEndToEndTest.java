@@ -47,6 +47,13 @@ class AdminEndToEndTest {
 
     HttpResponse<String> ready = planes.get(plane, "/readyz?verbose");
     assertThat(ready.statusCode()).isEqualTo(200);
+    // The Linkerd destination controller's probe paths, as its manifests probe them.
+    HttpResponse<String> ping = planes.get(plane, "/ping");
+    assertThat(ping.statusCode()).isEqualTo(200);
+    assertThat(ping.body()).isEqualTo("pong\n");
+    HttpResponse<String> linkerdReady = planes.get(plane, "/ready");
+    assertThat(linkerdReady.statusCode()).isEqualTo(200);
+    assertThat(linkerdReady.body()).isEqualTo("ok\n");
 
     String metrics = planes.get(plane, "/metrics").body();
     assertThat(Planes.sample(metrics, "portage_control_store_revision", "")).isEqualTo((double) plane.store().revision());
@@ -99,6 +106,10 @@ class AdminEndToEndTest {
     assertThat(ready.statusCode()).isEqualTo(503);
     assertThat(ready.body()).contains("[-]source-synced failed").contains("https://127.0.0.1:1");
     assertThat(planes.get(plane, "/healthz").statusCode()).isEqualTo(200);
+    HttpResponse<String> linkerdReady = planes.get(plane, "/ready");
+    assertThat(linkerdReady.statusCode()).isEqualTo(500);
+    assertThat(linkerdReady.body()).isEqualTo("not ready\n");
+    assertThat(planes.get(plane, "/ping").body()).isEqualTo("pong\n");
     assertThat(JSON.readTree(planes.get(plane, "/status").body()).path("synced").asBoolean()).isFalse();
     assertThat(Planes.sample(planes.get(plane, "/metrics").body(), "portage_control_source_synced", "")).isZero();
     assertThat(plane.isReady()).isFalse();

@@ -51,6 +51,29 @@ class SidecarMetricsIntegrationTest {
     return m.find() ? Double.parseDouble(m.group(1)) : Double.NaN;
   }
 
+  /** The value of the one sample of {@code name} carrying every label pair given ({@code k="v"}), or NaN. */
+  private static double sampleWith(String text, String name, String... pairs) {
+    double found = Double.NaN;
+    for (String line : text.split("\n")) {
+      if (!line.startsWith(name + "{")) {
+        continue;
+      }
+      String labels = line.substring(name.length() + 1, line.lastIndexOf('}'));
+      java.util.List<String> have = java.util.Arrays.asList(labels.split(","));
+      if (have.containsAll(java.util.List.of(pairs))) {
+        assertThat(found).as("one sample of %s with %s", name, java.util.List.of(pairs)).isNaN();
+        found = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    return found;
+  }
+
+  private HttpResponse<String> admin(String path) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + mesh.sidecar.adminAddress().getPort() + path)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
   private static String labels(String endpoint) {
     return "authority=\"" + WEB + "\",endpoint=\"" + endpoint + "\"";
   }
@@ -151,5 +174,60 @@ class SidecarMetricsIntegrationTest {
     assertThat(sample(text, "portage_sidecar_endpoint_response_latency_seconds_count", labels(ep))).isEqualTo(4.0);
     // No series before its first count (no retries here).
     assertThat(text).doesNotContain("portage_sidecar_route_retries_total{");
+  }
+
+  @Test
+  void linkerdProbePathsAnswerAsLinkerdsProxyDoes() throws Exception {
+    mesh = new MeshFixture(clock.timeSource(), SidecarConfig.BalancerKind.P2C_EWMA);
+    HttpResponse<String> live = admin("/live");
+    assertThat(live.statusCode()).isEqualTo(200);
+    assertThat(live.body()).isEqualTo("live\n");
+    HttpResponse<String> ready = admin("/ready");
+    assertThat(ready.statusCode()).isEqualTo(200);
+    assertThat(ready.body()).isEqualTo("ready\n");
+    assertThat(admin("/readyz").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void linkerdProxyMetricsClassifyByStatusAndGrpcStatus() throws Exception {
+    mesh = new MeshFixture(clock.timeSource(), SidecarConfig.BalancerKind.ROUND_ROBIN);
+    mesh.service("web");
+    mesh.service("rpc");
+    Backend a = mesh.backend("a");
+    a.behaviour = ex -> Backend.reply(ex, ex.getRequestURI().getPath().equals("/fail") ? 503 : 200, "x");
+    mesh.endpoints("web", a);
+    try (ScriptedBackend rpc = new ScriptedBackend(() -> ScriptedBackend.chunkedWithTrailers("", "grpc-status: 14"))) {
+      mesh.endpoint("rpc", "r", rpc.port());
+      for (String path : new String[] {"/", "/fail", "/", "/"}) {
+        RawHttp.send(mesh.sidecar.outboundAddress(), "GET", WEB, path);
+      }
+      String rpcAuthority = MeshFixture.authority("rpc");
+      assertThat(RawHttp.send(mesh.sidecar.outboundAddress(), "POST", rpcAuthority, "/pkg.Svc/Call", new byte[5],
+          "content-type: application/grpc").status()).isEqualTo(200);
+
+      String web = "authority=\"" + WEB + "\"";
+      String target = "target_addr=\"127.0.0.1:" + a.port() + "\"";
+      String rpcTarget = "target_addr=\"127.0.0.1:" + rpc.port() + "\"";
+      await().atMost(10, TimeUnit.SECONDS).until(() ->
+          sampleWith(scrape(), "response_total", rpcTarget, "grpc_status=\"14\"") == 1.0);
+      String text = scrape();
+      String[] outbound = {"direction=\"outbound\"", web, target, "target_ip=\"127.0.0.1\"",
+          "target_port=\"" + a.port() + "\"", "tls=\"disabled\""};
+      assertThat(sampleWith(text, "request_total", outbound)).isEqualTo(4.0);
+      assertThat(sampleWith(text, "response_total", web, "status_code=\"200\"", "classification=\"success\"",
+          "grpc_status=\"\"", "error=\"\"")).isEqualTo(3.0);
+      assertThat(sampleWith(text, "response_total", web, "status_code=\"503\"", "classification=\"failure\""))
+          .isEqualTo(1.0);
+      assertThat(sampleWith(text, "response_latency_ms_count", web, "status_code=\"200\"")).isEqualTo(3.0);
+      assertThat(sampleWith(text, "response_latency_ms_bucket", web, "status_code=\"200\"", "le=\"+Inf\""))
+          .isEqualTo(3.0);
+      assertThat(text).contains("le=\"50000.0\"");
+      // An HTTP 200 whose trailers say UNAVAILABLE is a gRPC failure.
+      assertThat(sampleWith(text, "response_total", rpcTarget, "status_code=\"200\"", "classification=\"failure\"",
+          "grpc_status=\"14\"")).isEqualTo(1.0);
+      assertThat(sampleWith(text, "outbound_http_balancer_endpoints", web, "endpoint_state=\"ready\"")).isEqualTo(1.0);
+      assertThat(sampleWith(text, "outbound_http_balancer_endpoints", web, "endpoint_state=\"pending\"")).isEqualTo(0.0);
+      assertThat(sample(text, "portage_sidecar_endpoint_ready", labels("127.0.0.1:" + a.port()))).isEqualTo(1.0);
+    }
   }
 }

@@ -3,6 +3,8 @@ package dev.portage.control.source.files;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonStreamContext;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -38,7 +40,9 @@ final class ManifestParser {
   static List<LocatedObject> parse(String fileName, byte[] content, String sourceVersion) throws ManifestException {
     List<LocatedObject> out = new ArrayList<>();
     try (JsonParser p = YAML.createParser(content)) {
+      int document = -1;
       while (p.nextToken() != null) {
+        document++;
         JsonLocation start = p.currentTokenLocation();
         String at = fileName + ":" + start.getLineNr();
         JsonNode doc = YAML.readTree(p);
@@ -54,10 +58,14 @@ final class ManifestParser {
             throw new ManifestException(at + ": items of a List must be a sequence");
           }
           for (int i = 0; i < items.size(); i++) {
-            out.add(object(items.get(i), at + " (items[" + i + "])", sourceVersion));
+            LocatedObject o = object(items.get(i), at + " (items[" + i + "])", sourceVersion);
+            checkFields(o, fileName, content, document, "/items/" + i);
+            out.add(o);
           }
         } else {
-          out.add(object(obj, at, sourceVersion));
+          LocatedObject o = object(obj, at, sourceVersion);
+          checkFields(o, fileName, content, document, "");
+          out.add(o);
         }
       }
     } catch (JsonProcessingException e) {
@@ -91,6 +99,55 @@ final class ManifestParser {
       key = new ResourceKey(key.kind(), DEFAULT_NAMESPACE, key.name());
     }
     return new LocatedObject(new SourceObject(key, sourceVersion, obj), at);
+  }
+
+  /**
+   * Refuses an object whose endpoint addresses or ports are invalid ({@link EndpointFieldCheck}),
+   * naming the line of the bad value.
+   *
+   * @param prefix JSON pointer of the object within its document ({@code /items/2} in a List)
+   */
+  private static void checkFields(LocatedObject o, String fileName, byte[] content, int document, String prefix)
+      throws ManifestException {
+    SourceObject object = o.object();
+    EndpointFieldCheck.Problem problem = EndpointFieldCheck.check(object.key().kind(), object.body());
+    if (problem == null) {
+      return;
+    }
+    int line = lineOf(content, document, prefix + problem.pointer());
+    String at = line > 0 ? fileName + ":" + line : o.location();
+    throw new ManifestException(at + ": " + object.key() + ": " + problem.message());
+  }
+
+  /**
+   * The line of the value at {@code pointer} in the {@code document}-th document of {@code content}
+   * (0-based, as {@link #parse} counts them), or -1. Parsed trees keep no locations, so the file is
+   * read once more; only a refused file pays for it.
+   */
+  private static int lineOf(byte[] content, int document, String pointer) {
+    try (JsonParser p = YAML.createParser(content)) {
+      int doc = -1;
+      JsonToken t;
+      while ((t = p.nextToken()) != null) {
+        if (t == JsonToken.FIELD_NAME || t.isStructEnd()) {
+          continue;
+        }
+        // A value token; a container's context is its own, its place is in the parent's.
+        JsonStreamContext place = t.isStructStart() ? p.getParsingContext().getParent() : p.getParsingContext();
+        if (place.inRoot()) {
+          doc++;
+        }
+        if (doc == document && place.pathAsPointer().toString().equals(pointer)) {
+          return p.currentTokenLocation().getLineNr();
+        }
+        if (doc > document) {
+          return -1;
+        }
+      }
+    } catch (IOException e) {
+      // the file parsed a moment ago; nothing better to report than the document's line
+    }
+    return -1;
   }
 
   /**

@@ -274,6 +274,119 @@ class FileSourceTest {
     assertThat(store.size()).isZero();
   }
 
+  private static final ResourceKey WEB_SLICE = new ResourceKey(Kinds.ENDPOINT_SLICE, "shop", "web-a");
+
+  private static String slice(String address, String port) {
+    return """
+        apiVersion: discovery.k8s.io/v1
+        kind: EndpointSlice
+        metadata:
+          name: web-a
+          namespace: shop
+          labels: {kubernetes.io/service-name: web}
+        addressType: IPv4
+        endpoints:
+          - addresses: ["10.0.0.1"]
+          - addresses:
+              - "10.0.0.2"
+              - %s
+        ports:
+          - {name: http, protocol: TCP, port: %s}
+        """.formatted(address, port);
+  }
+
+  private String sliceAddresses() {
+    return stored(WEB_SLICE).orElseThrow().body().path("endpoints").toString();
+  }
+
+  @Test
+  void invalidEndpointAddressesAndPortsAreRefusedAtTheirLineAndTheLastGoodStateStays() throws IOException {
+    write("web.yaml", slice("\"10.0.0.3\"", "8080"));
+    startUnwatched();
+    String good = sliceAddresses();
+    assertThat(good).contains("10.0.0.3");
+
+    write("web.yaml", slice("\"10.0.0.300\"", "8080"));
+    source.rescan();
+    assertThat(source.problems()).containsExactly("web.yaml:12: discovery.k8s.io/v1/EndpointSlice shop/web-a:"
+        + " endpoints[1].addresses[1]: \"10.0.0.300\" (expected: an IPv4 address)");
+    assertThat(sliceAddresses()).as("last good state").isEqualTo(good);
+
+    write("web.yaml", slice("\"fe80::1\"", "8080"));
+    source.rescan();
+    assertThat(source.problems()).singleElement().asString()
+        .isEqualTo("web.yaml:12: discovery.k8s.io/v1/EndpointSlice shop/web-a: endpoints[1].addresses[1]: \"fe80::1\""
+            + " (expected: an IPv4 address)");
+
+    write("web.yaml", slice("\"10.0.0.4\"", "70000"));
+    source.rescan();
+    assertThat(source.problems()).containsExactly("web.yaml:14: discovery.k8s.io/v1/EndpointSlice shop/web-a:"
+        + " ports[0].port: 70000 (expected: 1..65535)");
+
+    write("web.yaml", slice("\"10.0.0.4\"", "http"));
+    source.rescan();
+    assertThat(source.problems()).singleElement().asString().endsWith("ports[0].port: \"http\" (expected: 1..65535)");
+    assertThat(sliceAddresses()).isEqualTo(good);
+    assertThat(source.errors()).isEqualTo(4);
+
+    write("web.yaml", slice("\"10.0.0.4\"", "8080"));
+    source.rescan();
+    assertThat(source.problems()).isEmpty();
+    assertThat(sliceAddresses()).contains("10.0.0.4");
+  }
+
+  @Test
+  void addressTypeServicePortsAndListItemsAreCheckedToo() throws IOException {
+    write("a.yaml", """
+        apiVersion: discovery.k8s.io/v1
+        kind: EndpointSlice
+        metadata: {name: s, namespace: shop}
+        addressType: IPv5
+        endpoints: [{addresses: ["10.0.0.1"]}]
+        """);
+    write("b.yaml", """
+        apiVersion: v1
+        kind: List
+        items:
+          - apiVersion: v1
+            kind: Service
+            metadata: {name: ok, namespace: shop}
+            spec: {ports: [{port: 80, targetPort: http}]}
+          - apiVersion: v1
+            kind: Service
+            metadata: {name: web, namespace: shop}
+            spec:
+              ports:
+                - port: 80
+                  targetPort: 0
+        """);
+    write("c.yaml", """
+        apiVersion: discovery.k8s.io/v1
+        kind: EndpointSlice
+        metadata: {name: v6, namespace: shop}
+        addressType: IPv6
+        endpoints:
+          - addresses: ["fd00::1"]
+          - addresses: []
+        """);
+    write("d.yaml", """
+        apiVersion: discovery.k8s.io/v1
+        kind: EndpointSlice
+        metadata: {name: names, namespace: shop}
+        addressType: FQDN
+        endpoints: [{addresses: ["db-0.db.shop.svc.cluster.local"]}]
+        ports: [{port: 5432}]
+        """);
+    startUnwatched();
+
+    assertThat(source.problems()).containsExactly(
+        "a.yaml:4: discovery.k8s.io/v1/EndpointSlice shop/s: addressType: \"IPv5\" (expected: IPv4, IPv6 or FQDN)",
+        "b.yaml:14: v1/Service shop/web: spec.ports[0].targetPort: 0 (expected: 1..65535 or a port name)",
+        "c.yaml:7: discovery.k8s.io/v1/EndpointSlice shop/v6: endpoints[1].addresses: [] (expected: a list of at least one address)");
+    assertThat(stored(new ResourceKey(Kinds.ENDPOINT_SLICE, "shop", "names"))).isPresent();
+    assertThat(stored(new ResourceKey(Kinds.SERVICE, "shop", "ok"))).as("all or nothing per file").isEmpty();
+  }
+
   @Test
   void unknownKindIsReported() throws IOException {
     write("rules.yaml", tagRoute("gray", 1));
