@@ -63,9 +63,13 @@ for r in $(seq 1 $ROUNDS); do
     t1=$(ticks ${spids[$i]})
     rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out"); n=$(awk '/requests in/ {print $1}' <<<"$out")
     p50=$(awk '$1=="50%"{print $2}' <<<"$out"); p99=$(awk '$1=="99%"{print $2}' <<<"$out")
-    echo "round $r jar $i: rps $rps p50 $p50 p99 $p99 cpu_us/req $(( (t1-t0)*10000*1000/ (n>0?n:1) / 1000 )) load $(cut -d' ' -f1 /proc/loadavg)"
+    cpu=$(awk -v t="$((t1-t0))" -v n="$n" 'BEGIN {printf "%.2f", n > 0 ? t * 10000 / n : 0}')
+    echo "round $r jar $i: rps $rps p50 $p50 p99 $p99 cpu_us/req $cpu load $(cut -d' ' -f1 /proc/loadavg)"
+    echo "$i $rps $cpu" >>"$tmp/rounds"
   done
 done
+# Means over the rounds, and each jar against the first (interleaved rounds share the box's load).
+awk '{rps[$1]+=$2; cpu[$1]+=$3; n[$1]++} END {for (i in n) printf "jar %d mean: rps %.0f (%.3fx jar 0) cpu_us/req %.2f (%.3fx jar 0)\n", i, rps[i]/n[i], (rps[i]/n[i])/(rps[0]/n[0]), cpu[i]/n[i], (cpu[i]/n[i])/(cpu[0]/n[0])}' "$tmp/rounds" | sort
 for i in "${!jars[@]}"; do
   reqs=$(curl -fsS http://127.0.0.1:$((27211+2*i))/metrics | awk '/^portage_sidecar_route_requests_total/ {s+=$2} END {printf "%d", s}')
   alloc=$(grep -o 'Pause Young.* [0-9]*M->[0-9]*M' $tmp/gc-$i.log | grep -o '[0-9]*M->[0-9]*M' | awk -F'M->|M' 'NR>1 {s+=$1-prev} {prev=$2} END {printf "%d", s*1048576}')
