@@ -63,7 +63,7 @@ for r in $(seq 1 $ROUNDS); do
     t1=$(ticks ${spids[$i]})
     rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out"); n=$(awk '/requests in/ {print $1}' <<<"$out")
     p50=$(awk '$1=="50%"{print $2}' <<<"$out"); p99=$(awk '$1=="99%"{print $2}' <<<"$out")
-    cpu=$(awk -v t="$((t1-t0))" -v n="$n" 'BEGIN {printf "%.2f", n > 0 ? t * 10000 / n : 0}')
+    cpu=$(awk -v t="$((t1-t0))" -v n="$n" 'BEGIN {printf "%.2f", (n > 0 ? t * 10000 / n : 0)}')
     echo "round $r jar $i: rps $rps p50 $p50 p99 $p99 cpu_us/req $cpu load $(cut -d' ' -f1 /proc/loadavg)"
     echo "$i $rps $cpu" >>"$tmp/rounds"
   done
