@@ -59,7 +59,8 @@ class DeployManifestsTest {
           .map(ListenerFlags.Listener::portFlag).toList();
       for (OptionSpec o : e.getValue().getCommandSpec().options()) {
         for (String name : o.names()) {
-          if (name.endsWith("-port") && !o.hidden() && !known.contains(name) && !ListenerFlags.REMOTE_PORTS.contains(name)) {
+          // Go's single-dash forms (-grpc-port) are aliases of the same option.
+          if (name.startsWith("--") && name.endsWith("-port") && !o.hidden() && !known.contains(name) && !ListenerFlags.REMOTE_PORTS.contains(name)) {
             unclassified.add(e.getKey() + " " + name);
           }
         }
