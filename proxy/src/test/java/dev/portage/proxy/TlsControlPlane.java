@@ -65,8 +65,12 @@ public final class TlsControlPlane implements AutoCloseable {
     return "127.0.0.1:" + plane.grpcAddress().getPort();
   }
 
-  /** Writes a Service {@code name} in {@code default} on port 8080 with one ready endpoint, 127.0.0.1:{@code port}. */
+  /**
+   * Writes a Service {@code name} in {@code default} on port 8080 with one ready endpoint,
+   * 127.0.0.1:{@code port}, and waits until the control plane has loaded both objects.
+   */
   public void service(String name, int port) throws IOException {
+    int before = plane.store().size();
     write("manifests/" + name + ".yaml", """
         apiVersion: v1
         kind: Service
@@ -81,6 +85,8 @@ public final class TlsControlPlane implements AutoCloseable {
         endpoints: [{addresses: ["127.0.0.1"], conditions: {ready: true}}]
         ports: [{name: http, port: %2$d, protocol: TCP}]
         """.formatted(name, port));
+    org.awaitility.Awaitility.await().atMost(10, java.util.concurrent.TimeUnit.SECONDS)
+        .until(() -> plane.store().size() == before + 2);
   }
 
   private Path write(String name, String text) throws IOException {

@@ -124,6 +124,15 @@ final class MeshFixture implements AutoCloseable {
         """.formatted(NS, svc, NS, spec.indent(2).stripTrailing()));
   }
 
+  /** Waits until a timer of {@code clock} due within {@code d} is pending (a request reached it), then advances. */
+  static void advanceWhenPending(dev.portage.core.time.FakeClock clock, java.time.Duration d) {
+    org.awaitility.Awaitility.await().atMost(10, TimeUnit.SECONDS).until(() -> {
+      java.time.Duration next = clock.nextDeadline();
+      return next != null && next.compareTo(d) <= 0;
+    });
+    clock.advance(d);
+  }
+
   static String authority(String svc) {
     return svc + "." + NS + ".svc.cluster.local:8080";
   }

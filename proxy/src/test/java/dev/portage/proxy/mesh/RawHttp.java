@@ -38,6 +38,18 @@ final class RawHttp {
     return send(proxy, method, authority, path, null, headers);
   }
 
+  /** {@link #send} on another thread, for requests that wait on a fake clock. */
+  static java.util.concurrent.CompletableFuture<Response> sendAsync(
+      InetSocketAddress proxy, String method, String authority, String path, byte[] body, String... headers) {
+    return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+      try {
+        return send(proxy, method, authority, path, body, headers);
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    });
+  }
+
   static Response send(
       InetSocketAddress proxy, String method, String authority, String path, byte[] body, String... headers)
       throws IOException {

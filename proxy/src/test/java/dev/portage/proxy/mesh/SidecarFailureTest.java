@@ -70,25 +70,6 @@ class SidecarFailureTest {
         .filter(e -> e.target().getPort() == port).findFirst().orElseThrow();
   }
 
-  private CompletableFuture<RawHttp.Response> async(String method, String path, byte[] body) {
-    return CompletableFuture.supplyAsync(() -> {
-      try {
-        return RawHttp.send(proxy, method, WEB, path, body);
-      } catch (IOException e) {
-        throw new RuntimeException(e);
-      }
-    });
-  }
-
-  /** Waits until a timer due within {@code d} is pending, then advances. */
-  private void advanceWhenPending(Duration d) {
-    await().atMost(10, TimeUnit.SECONDS).until(() -> {
-      Duration next = clock.nextDeadline();
-      return next != null && next.compareTo(d) <= 0;
-    });
-    clock.advance(d);
-  }
-
   @ParameterizedTest
   @EnumSource(SidecarConfig.BalancerKind.class)
   void aRequestWhoseConnectFailedGoesToAnotherEndpointWhateverItsMethod(SidecarConfig.BalancerKind kind)
@@ -99,7 +80,7 @@ class SidecarFailureTest {
     await().atMost(10, TimeUnit.SECONDS).until(() -> mesh.sidecar.discovery().get(WEB).balancer.endpoints().size() == 1);
 
     // The only endpoint refuses: the POST is never sent, it waits for a ready endpoint...
-    CompletableFuture<RawHttp.Response> post = async("POST", "/order", "a body".getBytes(StandardCharsets.UTF_8));
+    CompletableFuture<RawHttp.Response> post = RawHttp.sendAsync(proxy, "POST", WEB, "/order", "a body".getBytes(StandardCharsets.UTF_8));
     await().atMost(10, TimeUnit.SECONDS).until(() -> !endpoint(dead).isReachable());
     Backend live = mesh.backend("live");
     live.behaviour = ex -> Backend.reply(ex, 200, "got " + new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
@@ -142,7 +123,7 @@ class SidecarFailureTest {
     }
     if (!endpoint(dead).isReachable()) {
       // Reconnects in the background with Linkerd's backoff: 100 ms, then 200 ms ...
-      advanceWhenPending(Duration.ofMillis(110));
+      MeshFixture.advanceWhenPending(clock, Duration.ofMillis(110));
       await().atMost(10, TimeUnit.SECONDS).until(() -> {
         Duration next = clock.nextDeadline();
         return next != null && next.compareTo(Duration.ofMillis(180)) > 0; // the second wait is pending
@@ -168,7 +149,7 @@ class SidecarFailureTest {
     int dead = deadPort();
     mesh.endpoint("web", "dead", dead);
     await().atMost(10, TimeUnit.SECONDS).until(() -> mesh.sidecar.discovery().get(WEB).balancer.endpoints().size() == 1);
-    CompletableFuture<RawHttp.Response> waiting = async("GET", "/", null);
+    CompletableFuture<RawHttp.Response> waiting = RawHttp.sendAsync(proxy, "GET", WEB, "/", null);
     await().atMost(10, TimeUnit.SECONDS).until(() -> !endpoint(dead).isReachable());
     // Reconnects at 100, 300, 700, 1500 ms fail (the clock only moves as far as the next wait each time).
     for (long wait : new long[] {100, 200, 400, 800}) {
@@ -179,7 +160,7 @@ class SidecarFailureTest {
       });
       clock.advance(Duration.ofMillis(wait));
     }
-    advanceWhenPending(Duration.ofMillis(1500)); // 3 s since the request: fail-fast
+    MeshFixture.advanceWhenPending(clock, Duration.ofMillis(1500)); // 3 s since the request: fail-fast
     RawHttp.Response r = waiting.get(10, TimeUnit.SECONDS);
     assertThat(r.status()).isEqualTo(503);
     assertThat(r.text()).isEqualTo("service in fail-fast");

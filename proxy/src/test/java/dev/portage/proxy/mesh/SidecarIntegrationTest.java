@@ -43,26 +43,6 @@ class SidecarIntegrationTest {
     return RawHttp.send(proxy, "GET", WEB, path, headers);
   }
 
-  /** Sends in the background, for requests that wait on the fake clock. */
-  private CompletableFuture<RawHttp.Response> getAsync(String path) {
-    return CompletableFuture.supplyAsync(() -> {
-      try {
-        return get(path);
-      } catch (Exception e) {
-        throw new RuntimeException(e);
-      }
-    });
-  }
-
-  /** Waits until a timer due within {@code d} is pending (the request reached it), then advances. */
-  private void advanceWhenPending(Duration d) {
-    await().atMost(10, TimeUnit.SECONDS).until(() -> {
-      Duration next = clock.nextDeadline();
-      return next != null && next.compareTo(d) <= 0;
-    });
-    clock.advance(d);
-  }
-
   @Test
   void http1RequestIsRoutedByHostToAnEndpoint() throws Exception {
     Backend a = mesh.backend("a");
@@ -197,9 +177,9 @@ class SidecarIntegrationTest {
   @Test
   void noReadyEndpointFailsFastWith503UntilOneIsReady() throws Exception {
     mesh.endpoints("web"); // the service exists, without endpoints
-    CompletableFuture<RawHttp.Response> waiting = getAsync("/");
+    CompletableFuture<RawHttp.Response> waiting = RawHttp.sendAsync(proxy, "GET", WEB, "/", null);
 
-    advanceWhenPending(Duration.ofSeconds(3));
+    MeshFixture.advanceWhenPending(clock, Duration.ofSeconds(3));
 
     RawHttp.Response r = waiting.get(10, TimeUnit.SECONDS);
     assertThat(r.status()).isEqualTo(503);
@@ -229,9 +209,9 @@ class SidecarIntegrationTest {
         """);
     awaitProfileRoutes(1);
 
-    CompletableFuture<RawHttp.Response> waiting = getAsync("/slow");
+    CompletableFuture<RawHttp.Response> waiting = RawHttp.sendAsync(proxy, "GET", WEB, "/slow", null);
     await().atMost(10, TimeUnit.SECONDS).until(() -> a.hits.get() == 1);
-    advanceWhenPending(Duration.ofSeconds(1));
+    MeshFixture.advanceWhenPending(clock, Duration.ofSeconds(1));
 
     RawHttp.Response r = waiting.get(10, TimeUnit.SECONDS);
     release.countDown();

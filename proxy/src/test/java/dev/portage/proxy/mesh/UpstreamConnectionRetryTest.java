@@ -27,20 +27,7 @@ class UpstreamConnectionRetryTest {
     mesh = new MeshFixture(clock.timeSource(), SidecarConfig.BalancerKind.P2C_EWMA);
     backend = new DropFirstBackend();
     mesh.service("flaky");
-    mesh.put("""
-        apiVersion: discovery.k8s.io/v1
-        kind: EndpointSlice
-        metadata:
-          namespace: default
-          name: flaky-1
-          labels: {kubernetes.io/service-name: flaky}
-        addressType: IPv4
-        ports:
-        - {name: http, port: %d, protocol: TCP}
-        endpoints:
-        - addresses: ["127.0.0.1"]
-          conditions: {ready: true}
-        """.formatted(backend.socket.getLocalPort()));
+    mesh.endpoint("flaky", "1", backend.socket.getLocalPort());
   }
 
   @AfterEach
