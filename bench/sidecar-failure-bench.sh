@@ -8,7 +8,8 @@
 # round-robin, and nginx `proxy_pass` to an upstream of the same ten endpoints. Every proxy is
 # warmed up on a second service of ten healthy endpoints, measured there (the healthy baseline),
 # then measured on the failing service from a cold start of that service (its first request starts
-# discovery), so the table shows the whole failure, not a settled state.
+# discovery), so the table shows the whole failure, then once more on the failing service when it has
+# settled (the "settled" columns: the p99 to hold against the healthy one).
 #   bench/sidecar-failure-bench.sh      # DURATION=10 CONNS=16 THREADS=2 WARMUP=20 (seconds of wrk
 #                                       # on the healthy service first), SCENARIOS="refused 503 kill",
 #                                       # PROXIES="p2c-ewma round-robin nginx", ACCRUAL=consecutive
@@ -171,8 +172,8 @@ ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); pri
 echo "# sidecar-failure-bench $(date -u +%FT%TZ) on $(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "wrk -t$THREADS -c$CONNS ${DURATION}s per measurement, after ${WARMUP}s of wrk on the healthy service; 1 KiB static file; nginx worker_processes auto; sidecar failure accrual in the 503 scenario: $ACCRUAL"
 echo
-echo "| scenario | proxy | healthy req/s | healthy p99 ms | failing req/s | failing p99 ms | p99 failing/healthy | responses | non-2xx | socket errors | success % |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| scenario | proxy | healthy req/s | healthy p99 ms | failing req/s | failing p99 ms | p99 failing/healthy | responses | non-2xx | socket errors | success % | settled req/s | settled p99 ms | settled p99/healthy |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for scenario in $SCENARIOS; do
   for proxy in $PROXIES; do
     start_x "$([[ $scenario == kill ]] && echo normal || echo "$scenario")"
@@ -197,7 +198,8 @@ for scenario in $SCENARIOS; do
     read -r hr hp _ _ _ < <(wrkrun "$hurl" "$hh" "$DURATION")
     kill_after=; [[ $scenario == kill ]] && kill_after=$((DURATION / 2))
     read -r fr fp n bad err < <(wrkrun "$furl" "$fh" "$DURATION" "$kill_after")
-    echo "| $scenario | $proxy | $hr | $hp | $fr | $fp | $(ratio "$fp" "$hp") | $n | $bad | $err | $(pct "$n" "$bad" "$err") |"
+    read -r sr sp _ _ _ < <(wrkrun "$furl" "$fh" "$DURATION")
+    echo "| $scenario | $proxy | $hr | $hp | $fr | $fp | $(ratio "$fp" "$hp") | $n | $bad | $err | $(pct "$n" "$bad" "$err") | $sr | $sp | $(ratio "$sp" "$hp") |"
     kill "$ppid" 2>/dev/null || true
     for _ in $(seq 1 50); do kill -0 "$ppid" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$ppid" 2>/dev/null || true
