@@ -3,6 +3,7 @@ package dev.portage.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.portage.control.client.ControlPlaneTls;
 import dev.portage.proxy.service.ProxyMode;
 import dev.portage.proxy.service.ServiceProxyConfig;
 import java.io.PrintWriter;
@@ -76,6 +77,25 @@ class ServiceProxyCommandTest {
     ServiceProxyConfig destination = parse("--endpoints-file=a.yaml", "--destination-addr=127.0.0.1:8086");
     assertThat(destination.destinationAddr()).isEqualTo("127.0.0.1:8086");
     assertThat(destination.endpointsFile()).isEqualTo(Path.of("a.yaml"));
+  }
+
+  @Test
+  void destinationTlsFlagsAreMappedAndChecked() {
+    ServiceProxyConfig c = parse("--endpoints-file=a.yaml", "--destination-addr=cp.portage:8086",
+        "--destination-ca=/etc/portage/ca.pem", "--destination-cert=/etc/portage/proxy.pem",
+        "--destination-key=/etc/portage/proxy-key.pem", "--destination-server-name=control-plane.portage");
+    assertThat(c.destinationTls()).isEqualTo(new ControlPlaneTls(Path.of("/etc/portage/ca.pem"),
+        Path.of("/etc/portage/proxy.pem"), Path.of("/etc/portage/proxy-key.pem"), "control-plane.portage"));
+    assertThat(parse("--endpoints-file=a.yaml", "--destination-addr=cp:8086").destinationTls())
+        .as("plaintext without --destination-ca").isNull();
+
+    Run keyless = run("service-proxy", "--endpoints-file=a.yaml", "--destination-addr=cp:8086",
+        "--destination-cert=/etc/portage/proxy.pem");
+    assertThat(keyless.exitCode()).isEqualTo(2);
+    assertThat(keyless.err()).contains("client certificate: /etc/portage/proxy.pem, key: null (expected: both or neither)");
+    Run withoutAddr = run("service-proxy", "--endpoints-file=a.yaml", "--destination-ca=/etc/portage/ca.pem");
+    assertThat(withoutAddr.exitCode()).isEqualTo(2);
+    assertThat(withoutAddr.err()).contains("destinationTls: set (expected: only with destinationAddr)");
   }
 
   @Test
