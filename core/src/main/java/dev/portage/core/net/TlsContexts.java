@@ -5,6 +5,7 @@ import io.netty.handler.ssl.ApplicationProtocolConfig;
 import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.IdentityCipherSuiteFilter;
 import io.netty.handler.ssl.OpenSsl;
+import io.netty.handler.ssl.OpenSslSessionContext;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
@@ -49,18 +50,21 @@ public final class TlsContexts {
 
     private static SslProvider choose() {
       if (!OpenSsl.isAvailable()) {
-        log.debug("TLS provider: JDK (OpenSSL unavailable)", OpenSsl.unavailabilityCause());
+        log.warn(
+            "TLS provider: JDK (netty-tcnative BoringSSL did not load: {}); TLS costs several times"
+                + " more CPU per byte",
+            String.valueOf(OpenSsl.unavailabilityCause()));
         return SslProvider.JDK;
       }
       if (!tcnativeMatchesNetty()) {
-        // Netty 4.2.18 calls SSL.getGroupName at the end of every handshake; older tcnative
-        // builds (2.0.74) lack it and every OpenSSL handshake dies with NoSuchMethodError.
+        // Netty 4.2 calls SSL.getGroupName at the end of every handshake; tcnative builds without it
+        // (2.0.74 and older) fail every OpenSSL handshake with NoSuchMethodError.
         log.warn(
             "TLS provider: JDK, because the netty-tcnative on the class path is too old for this"
                 + " Netty (use netty-tcnative 2.0.84.Final or newer)");
         return SslProvider.JDK;
       }
-      log.debug("TLS provider: OpenSSL ({})", OpenSsl.versionString());
+      log.info("TLS provider: OpenSSL ({})", OpenSsl.versionString());
       return SslProvider.OPENSSL;
     }
 
@@ -76,10 +80,26 @@ public final class TlsContexts {
 
   /**
    * The TLS implementation in use: OpenSSL (BoringSSL) when its native library loads and matches
-   * this Netty, else the JDK.
+   * this Netty, else the JDK. Logged once, at the first call (INFO for OpenSSL, WARN for the JDK).
    */
   public static SslProvider provider() {
     return Provider.INSTANCE;
+  }
+
+  /**
+   * Lets clients of the server context {@code context} resume their TLS sessions (an abbreviated
+   * handshake: no certificate exchange or signature) with session tickets, as Go's {@code crypto/tls}
+   * servers do by default. Netty turns tickets off for OpenSSL contexts; this turns them on with
+   * BoringSSL's own ticket keys (random per process, rotated by BoringSSL), so a session resumes
+   * only on the process that issued it. JDK contexts already issue tickets; they are left alone.
+   *
+   * @return {@code context}
+   */
+  public static SslContext resumeSessions(SslContext context) {
+    if (context.isServer() && context.sessionContext() instanceof OpenSslSessionContext sessions) {
+      sessions.setTicketKeys();
+    }
+    return context;
   }
 
   /** A server context with {@link TlsOptions#defaults()}. */

@@ -1,37 +1,33 @@
 package dev.portage.tunnel.agent;
 
+import dev.portage.core.net.TlsContexts;
+import dev.portage.core.net.TlsOptions;
 import io.grpc.netty.GrpcSslContexts;
 import io.netty.handler.ssl.ApplicationProtocolConfig;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
-import io.netty.handler.ssl.SslProvider;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import javax.net.ssl.SSLException;
 
 /**
  * Client TLS of the agent's server connections: trust {@code --ca-cert}, TLS 1.2 or newer, an mTLS
  * client certificate from {@code --agent-cert}/{@code --agent-key}, and ALPN. gRPC needs {@code h2}
  * negotiated, so {@code --alpn-proto} values are offered first and {@code h2} is always offered last
- * (grpc-go's TLS credentials do the same).
+ * (grpc-go's TLS credentials do the same). The engine is {@link TlsContexts#provider()}'s: BoringSSL
+ * when netty-tcnative loads, the JDK otherwise.
  */
 final class AgentTls {
   private AgentTls() {}
 
   /** The TLS context for {@code cfg}, or null when the agent speaks plaintext (no CA configured). */
-  static SslContext clientContext(TunnelAgentConfig cfg) throws SSLException {
+  static SslContext clientContext(TunnelAgentConfig cfg) throws IOException {
     if (!cfg.tls()) {
       return null;
     }
-    // JDK provider: with the pinned netty-tcnative 2.0.74, Netty 4.2.18's OpenSSL engine fails every
-    // handshake (NoSuchMethodError SSL.getGroupName). Switch back once tcnative matches Netty.
-    SslContextBuilder b =
-        GrpcSslContexts.configure(SslContextBuilder.forClient(), SslProvider.JDK)
-            .trustManager(cfg.caCert().toFile())
-            .protocols("TLSv1.3", "TLSv1.2");
-    if (cfg.agentCert() != null) {
-      b.keyManager(cfg.agentCert().toFile(), cfg.agentKey().toFile());
-    }
+    SslContextBuilder b = GrpcSslContexts.configure(
+        TlsContexts.clientBuilder(cfg.caCert(), cfg.agentCert(), cfg.agentKey(), TlsOptions.defaults()),
+        TlsContexts.provider());
     if (!cfg.alpnProtos().isEmpty()) {
       List<String> protos = new ArrayList<>(cfg.alpnProtos());
       protos.remove("h2");

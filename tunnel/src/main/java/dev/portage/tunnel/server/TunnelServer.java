@@ -229,8 +229,8 @@ public final class TunnelServer implements AutoCloseable {
     httpConnectServer = HttpConnectServer.start(
         ioGroup(), transport, inet(config.serverBindAddress(), config.serverPort()), config.udsName(),
         config.deleteExistingUdsFile(),
-        config.frontendTls() == null ? null : TlsContexts.server(
-            config.frontendTls().cert(), config.frontendTls().key(), config.frontendTls().clientCa(), tlsOptions()),
+        config.frontendTls() == null ? null : TlsContexts.resumeSessions(TlsContexts.server(
+            config.frontendTls().cert(), config.frontendTls().key(), config.frontendTls().clientCa(), tlsOptions())),
         frontends, time, config.headerReadTimeout(), metrics, router.backends()::preferredLoop);
     closeables.add(httpConnectServer);
   }
@@ -290,10 +290,14 @@ public final class TunnelServer implements AutoCloseable {
     return config.tlsMinVersion() == null ? options : options.withMinVersion(config.tlsMinVersion());
   }
 
-  /** A gRPC (HTTP/2, ALPN h2) server context; with a client CA, client certificates are required. */
+  /**
+   * A gRPC (HTTP/2, ALPN h2) server context; with a client CA, client certificates are required.
+   * Clients may resume their sessions (a gRPC frontend that opens a connection per dial, as
+   * konnectivity-client does, skips the certificate exchange on every dial but the first).
+   */
   private SslContext grpcTls(TlsFiles files) throws IOException {
     SslContextBuilder b = TlsContexts.serverBuilder(files.cert(), files.key(), files.clientCa(), tlsOptions());
-    return GrpcSslContexts.configure(b, TlsContexts.provider()).build();
+    return TlsContexts.resumeSessions(GrpcSslContexts.configure(b, TlsContexts.provider()).build());
   }
 
   private static void keepalive(NettyServerBuilder nb, Duration d) {

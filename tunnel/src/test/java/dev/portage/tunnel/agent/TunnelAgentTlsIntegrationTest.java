@@ -98,6 +98,20 @@ class TunnelAgentTlsIntegrationTest {
   }
 
   @Test
+  void agentLinkUsesBoringSslWhereItLoads() throws Exception {
+    server = new TestProxyServer(() -> "tls-server", 1, 0, serverTls(false));
+    // netty-tcnative (linux-x86_64) is on this build's class path: the agent must not fall back to the JDK.
+    assertThat(io.netty.handler.ssl.OpenSsl.isAvailable()).as("netty-tcnative loads").isTrue();
+    SslContext context = AgentTls.clientContext(config().build());
+    try {
+      assertThat(context).isInstanceOf(io.netty.handler.ssl.OpenSslContext.class);
+      assertThat(context.applicationProtocolNegotiator().protocols()).containsExactly("h2");
+    } finally {
+      io.netty.util.ReferenceCountUtil.release(context);
+    }
+  }
+
+  @Test
   void connectsWithMutualTls() throws Exception {
     server = new TestProxyServer(() -> "tls-server", 1, 0, serverTls(true));
     Path cert = agentCert.toTempCertChainPem().toPath();

@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509TrustManager;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -117,5 +118,128 @@ class TlsIntegrationTest {
         assertThat(new String(s.getInputStream().readNBytes(6), StandardCharsets.UTF_8)).isEqualTo("secret");
       }
     }
+  }
+
+  @Test
+  void frontendsResumeTlsSessions() throws Exception {
+    start(FrontendMode.HTTP_CONNECT);
+    InetSocketAddress connect = (InetSocketAddress) server.frontendAddress();
+    byte[] request = "CONNECT 10.0.0.5:443 HTTP/1.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII); // 500: no agent
+    assertThat(handshakesVerifyingTheServer(connect.getPort(), request, 3)).containsExactly(1, 0, 0);
+  }
+
+  @Test
+  void grpcFrontendResumesTlsSessions() throws Exception {
+    start(FrontendMode.GRPC);
+    // The HTTP/2 preface and an empty SETTINGS frame: the server answers with its SETTINGS.
+    byte[] preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+    byte[] request = java.util.Arrays.copyOf(preface, preface.length + 9);
+    request[preface.length + 3] = 4; // frame type SETTINGS, length 0, flags 0, stream 0
+    assertThat(handshakesVerifyingTheServer(server.serverPort(), request, 2)).containsExactly(1, 0);
+  }
+
+  /**
+   * Opens {@code n} TLS connections to {@code port} one after another with one client context (BoringSSL
+   * when it loads, with its client session cache), each sending {@code request} and waiting for the first
+   * bytes of the answer (TLS 1.3 session tickets come before them), and returns, per connection, how many
+   * times the client verified the server's certificate: 0 means the session was resumed (no certificate
+   * was sent).
+   */
+  private List<Integer> handshakesVerifyingTheServer(int port, byte[] request, int n) throws Exception {
+    java.util.concurrent.atomic.AtomicInteger verified = new java.util.concurrent.atomic.AtomicInteger();
+    X509TrustManager ca = caTrustManager();
+    X509TrustManager counting = new javax.net.ssl.X509ExtendedTrustManager() {
+      @Override
+      public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType)
+          throws java.security.cert.CertificateException {
+        verified.incrementAndGet();
+        ca.checkServerTrusted(chain, authType);
+      }
+
+      @Override
+      public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType, java.net.Socket s)
+          throws java.security.cert.CertificateException {
+        checkServerTrusted(chain, authType);
+      }
+
+      @Override
+      public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType,
+          javax.net.ssl.SSLEngine e) throws java.security.cert.CertificateException {
+        checkServerTrusted(chain, authType);
+      }
+
+      @Override
+      public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType) {
+        throw new UnsupportedOperationException();
+      }
+
+      @Override
+      public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType, java.net.Socket s) {
+        throw new UnsupportedOperationException();
+      }
+
+      @Override
+      public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType,
+          javax.net.ssl.SSLEngine e) {
+        throw new UnsupportedOperationException();
+      }
+
+      @Override
+      public java.security.cert.X509Certificate[] getAcceptedIssuers() {
+        return ca.getAcceptedIssuers();
+      }
+    };
+    io.netty.handler.ssl.SslContext client = io.netty.handler.ssl.SslContextBuilder.forClient()
+        .sslProvider(TlsContexts.provider()).trustManager(counting)
+        .applicationProtocolConfig(new io.netty.handler.ssl.ApplicationProtocolConfig(
+            io.netty.handler.ssl.ApplicationProtocolConfig.Protocol.ALPN,
+            io.netty.handler.ssl.ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
+            io.netty.handler.ssl.ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT, "h2", "http/1.1"))
+        .build();
+    io.netty.channel.EventLoopGroup group = dev.portage.core.net.NettyTransport.NIO.newEventLoopGroup(1, "tls-test");
+    List<Integer> out = new ArrayList<>();
+    try {
+      for (int i = 0; i < n; i++) {
+        int before = verified.get();
+        java.util.concurrent.CompletableFuture<Void> answered = new java.util.concurrent.CompletableFuture<>();
+        io.netty.channel.Channel ch = new io.netty.bootstrap.Bootstrap().group(group)
+            .channel(dev.portage.core.net.NettyTransport.NIO.channelType())
+            .handler(new io.netty.channel.ChannelInitializer<>() {
+              @Override
+              protected void initChannel(io.netty.channel.Channel c) {
+                // host and port name the session in the client's cache
+                c.pipeline().addLast(client.newHandler(c.alloc(), "localhost", port));
+                c.pipeline().addLast(new io.netty.channel.ChannelInboundHandlerAdapter() {
+                  @Override
+                  public void channelRead(io.netty.channel.ChannelHandlerContext ctx, Object msg) {
+                    io.netty.util.ReferenceCountUtil.release(msg);
+                    answered.complete(null);
+                  }
+                });
+              }
+            })
+            .connect("localhost", port).sync().channel();
+        ch.pipeline().get(io.netty.handler.ssl.SslHandler.class).handshakeFuture().sync();
+        ch.writeAndFlush(io.netty.buffer.Unpooled.wrappedBuffer(request)).sync();
+        answered.get(10, TimeUnit.SECONDS);
+        ch.close().sync();
+        out.add(verified.get() - before);
+      }
+    } finally {
+      group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
+      io.netty.util.ReferenceCountUtil.release(client);
+    }
+    return out;
+  }
+
+  private X509TrustManager caTrustManager() throws Exception {
+    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+    ks.load(null, null);
+    try (InputStream in = java.nio.file.Files.newInputStream(pki.caCert)) {
+      ks.setCertificateEntry("ca", java.security.cert.CertificateFactory.getInstance("X.509").generateCertificate(in));
+    }
+    tmf.init(ks);
+    return (X509TrustManager) tmf.getTrustManagers()[0];
   }
 }
