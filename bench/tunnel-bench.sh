@@ -4,7 +4,11 @@
 # sshd on a high loopback port (generated host key, one authorized key, all in a temp dir), runs
 # dev.portage.bench.tunnel.TunnelBenchmark and prints its Markdown report on stdout.
 # Extra arguments go to the harness: --bytes MiB (1024) --dials N (2000) --idle N (10000)
-# --routes direct,connect,grpc,grpc1,grpcgo,ssh (grpc: Proxy streams on one shared channel; grpc1: a new channel per
+# --routes direct,connect,connect-tls,grpc,grpc1,grpcgo,ssh (connect-tls: HTTP CONNECT with TLS on the client's
+# connection and on the agent link, a BoringSSL client doing a full handshake per connection; it also adds the GET
+# table: connect + one GET to nginx straight, through the plaintext and the TLS tunnel, against one TLS handshake +
+# GET straight to nginx as the floor; --get-dials N (2000) --get-warmup N (5000) --tls-key ec|rsa (ec: P-256);
+# nginx from Debian (apt-get install nginx), started by the harness on two loopback ports; grpc: Proxy streams on one shared channel; grpc1: a new channel per
 # connection, as upstream's konnectivity-client does; grpcgo: the gRPC frontend with a grpc-go client, the library
 # kube-apiserver's konnectivity client uses: `e2e/konnectivity-go bench -serve` in its own process, one connection, a
 # Proxy stream per dial, built here with Debian's Go and grpc-go 1.33 (apt-get install golang-go
@@ -46,6 +50,10 @@ java=$(find_java)
 if [[ ! -f $jar ]] || [[ -n $(find "$root"/{core,api,tunnel,bench}/src "$root/bench/pom.xml" -newer "$jar" -type f -print -quit) ]]; then
   echo "tunnel-bench: building $jar" >&2
   (cd "$root" && mvn -B -q -pl bench -am package -DskipTests) >&2
+fi
+
+if [[ ,$*, == *connect-tls* ]] && ! [[ -x /usr/sbin/nginx ]]; then
+  die "route connect-tls needs nginx for its GET table (Debian: apt-get install nginx)"
 fi
 
 # Route grpcgo: build the grpc-go client as GoPeer (tunnel's interop tests) does, from Debian's GOPATH sources, offline.

@@ -9,6 +9,7 @@ import dev.portage.core.time.TimeSource;
 import dev.portage.tunnel.agent.TunnelAgent;
 import dev.portage.tunnel.agent.TunnelAgentConfig;
 import dev.portage.tunnel.server.FrontendMode;
+import dev.portage.tunnel.server.TlsFiles;
 import dev.portage.tunnel.server.TunnelServer;
 import dev.portage.tunnel.server.TunnelServerConfig;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -16,13 +17,16 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Entry point of the JVMs the harness starts, one component each so their heaps and file descriptors
- * are measured apart: {@code server <grpc|http-connect> [queue MiB]}, {@code agent <agentPort>} or {@code backend}.
+ * are measured apart: {@code server <grpc|http-connect> [queue MiB] [tls=DIR]}, {@code agent <agentPort> [tls=DIR]}
+ * or {@code backend}. With {@code tls=DIR} ({@link BenchPki}'s files) the server's frontend and agent
+ * listener speak TLS with {@code DIR/server.crt}, and the agent trusts {@code DIR/ca.crt}.
  * Speaks a line protocol on stdout ({@code @@ key value}) and answers {@code heap} on stdin with
  * {@code @@ heap <used bytes after GC>}; stdin EOF ends the process.
  */
@@ -43,8 +47,14 @@ public final class BenchChild {
         FrontendMode mode = args[1].equals("grpc") ? FrontendMode.GRPC : FrontendMode.HTTP_CONNECT;
         TunnelServerConfig.Builder config = TunnelServerConfig.builder().ephemeralPorts().healthPort(-1)
             .mode(mode).serverId("bench-" + args[1]);
-        if (args.length > 2) {
-          config.connectionQueueBytes(Long.parseLong(args[2]) << 20); // per-connection queue, MiB
+        for (int i = 2; i < args.length; i++) {
+          if (args[i].startsWith("tls=")) {
+            BenchPki pki = new BenchPki(Path.of(args[i].substring(4)));
+            TlsFiles files = new TlsFiles(pki.cert(), pki.key(), null);
+            config.frontendTls(files).agentTls(files);
+          } else {
+            config.connectionQueueBytes(Long.parseLong(args[i]) << 20); // per-connection queue, MiB
+          }
         }
         if (WINDOW != null) {
           config.flowControlWindow(WINDOW);
@@ -61,6 +71,9 @@ public final class BenchChild {
         TunnelAgentConfig.Builder config = TunnelAgentConfig.builder().proxyServerHost("127.0.0.1")
             .proxyServerPort(Integer.parseInt(args[1])).agentId("bench-agent")
             .healthServerPort(-1).adminServerPort(-1);
+        if (args.length > 2 && args[2].startsWith("tls=")) {
+          config.caCert(new BenchPki(Path.of(args[2].substring(4))).ca());
+        }
         if (WINDOW != null) {
           config.flowControlWindow(WINDOW);
         }

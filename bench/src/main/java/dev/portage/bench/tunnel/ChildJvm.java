@@ -21,6 +21,9 @@ final class ChildJvm implements AutoCloseable {
   private final OutputStream in;
 
   ChildJvm(Path logDir, String heap, String... args) throws IOException {
+    // "server http-connect tls=/tmp/x" is named server-http-connect-tls (logs, {name} in the options)
+    String name = String.join("-", java.util.Arrays.stream(args)
+        .map(a -> a.contains("=") ? a.substring(0, a.indexOf('=')) : a).toList());
     String java = ProcessHandle.current().info().command().orElse("java");
     List<String> cmd = new ArrayList<>(List.of(java, "-Xmx" + heap, "-XX:+UseG1GC",
         "--enable-native-access=ALL-UNNAMED"));
@@ -28,13 +31,13 @@ final class ChildJvm implements AutoCloseable {
     String extra = System.getenv("TUNNEL_BENCH_CHILD_OPTS");
     if (extra != null && !extra.isBlank()) {
       for (String o : extra.trim().split("\\s+")) {
-        cmd.add(o.replace("{name}", String.join("-", args)));
+        cmd.add(o.replace("{name}", name));
       }
     }
     cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), BenchChild.class.getName()));
     cmd.addAll(List.of(args));
     Files.createDirectories(logDir);
-    Path log = logDir.resolve(String.join("-", args) + ".log");
+    Path log = logDir.resolve(name + ".log");
     process = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
     out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
     in = process.getOutputStream();

@@ -71,9 +71,40 @@ interface Route {
     }
   }
 
+  /**
+   * A route whose dial is one {@code GET /} to an HTTP server ({@link Workloads#getLatencies}) instead
+   * of the bench backend's 1-byte echo; it has no throughput workload.
+   */
+  static Route get(String name, Opener opener) {
+    return new Getting(name, opener);
+  }
+
+  /** {@link #get}'s route. */
+  record Getting(String name, Opener opener) implements Route {
+    @Override
+    public Conn open() throws IOException {
+      return opener.open();
+    }
+
+    @Override
+    public double throughput(long totalBytes, int streams) throws IOException {
+      throw new IOException(name + ": a GET route has no throughput workload");
+    }
+
+    @Override
+    public long[] dialLatencies(int n) throws IOException {
+      return Workloads.getLatencies(this, n);
+    }
+  }
+
   /** Plain TCP to {@code port}: the direct baseline, or the local end of {@code ssh -L}. */
   static Route tcp(String name, int port) {
     return of(name, () -> SocketConn.connect(port));
+  }
+
+  /** HTTP CONNECT through a TLS proxy on {@code proxyPort} to {@code target}, connecting with {@code tls}. */
+  static Route httpConnectTls(String name, TlsConn.Client tls, int proxyPort, String target) {
+    return of(name, () -> SocketConn.tunnel(tls.connect(proxyPort), target));
   }
 
   /** HTTP CONNECT through a proxy on {@code proxyPort} to {@code target}. */

@@ -38,13 +38,22 @@ final class SocketConn implements Conn {
 
   /** Connects to an HTTP CONNECT proxy and opens a tunnel to {@code target}. */
   static SocketConn httpConnect(int proxyPort, String target) throws IOException {
-    SocketConn c = connect(proxyPort);
+    return tunnel(connect(proxyPort), target);
+  }
+
+  /**
+   * Asks the HTTP CONNECT proxy at the other end of {@code c} (plain or TLS) for a tunnel to {@code
+   * target}; returns {@code c}, now carrying the tunnel's bytes, or closes it and throws.
+   */
+  static <C extends Conn> C tunnel(C c, String target) throws IOException {
     try {
-      c.out.write(("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-      c.out.flush();
+      OutputStream out = c.out();
+      out.write(("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+      out.flush();
       ByteArrayOutputStream head = new ByteArrayOutputStream();
+      InputStream in = c.in();
       while (head.size() < 4096 && !head.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
-        int b = c.in.read();
+        int b = in.read();
         if (b < 0) {
           break;
         }

@@ -32,8 +32,16 @@ import org.slf4j.LoggerFactory;
  *     [--sshd-port P --ssh-key FILE [--ssh-user U]] [--bytes MiB] [--dials N] [--idle N] [--logs DIR]
  *     [--routes direct,connect,grpc,grpc1,ssh] [--queue-mib N] [--warmup-mib N] [--jit-rounds N]
  *     [--warmup-dials N] [--sshd-pid PID] [--grpc-window BYTES] [--go-client BINARY] [--go-cpuprofile FILE]
- *     [--go-heap-mib N]
+ *     [--go-heap-mib N] [--tls-key ec|rsa] [--get-dials N] [--get-warmup N] [--nginx BINARY]
  * </pre>
+ *
+ * <p>Route {@code connect-tls} (not in the default set) is HTTP CONNECT with TLS on both hops: the
+ * client's connection to the frontend and the agent's link to the server (a server and an agent JVM
+ * of its own, certificates from {@link BenchPki}); its client is {@link TlsConn} (BoringSSL, a full
+ * handshake per connection). With it the report adds a GET table ({@code --get-dials}, default 2000 per
+ * route): sequential connect + one {@code GET /} to nginx ({@link NginxPeer}) straight, through the
+ * plaintext tunnel and through the TLS one (full handshake, and resumed), with one TLS handshake + GET
+ * straight to nginx as the floor.
  *
  * <p>Route {@code grpcgo} (not in the default set) is the gRPC frontend with a grpc-go client, as
  * kube-apiserver's konnectivity client is: the {@code --go-client} binary ({@code e2e/konnectivity-go},
@@ -89,6 +97,26 @@ public final class TunnelBenchmark {
       int connectPort = (int) connectServer.await("serverPort");
       ChildJvm connectAgent = track(closeables, new ChildJvm(logs, "1g", "agent", Integer.toString(connectAgentPort)));
       connectAgent.await("ready");
+
+      // Route connect-tls: HTTP CONNECT with TLS on the frontend and on the agent link.
+      boolean tls = only.contains("connect-tls");
+      BenchPki pki = tls ? BenchPki.create(logs.resolve("pki"), opt.getOrDefault("tls-key", "ec")) : null;
+      ChildJvm tlsServer = null;
+      ChildJvm tlsAgent = null;
+      int tlsPort = -1;
+      if (tls) {
+        List<String> serverArgs = new ArrayList<>(List.of("server", "http-connect"));
+        if (queue != null) {
+          serverArgs.add(queue);
+        }
+        serverArgs.add("tls=" + pki.dir());
+        tlsServer = track(closeables, new ChildJvm(logs, "1g", serverArgs.toArray(String[]::new)));
+        int tlsAgentPort = (int) tlsServer.await("agentPort");
+        tlsPort = (int) tlsServer.await("serverPort");
+        tlsAgent = track(closeables, new ChildJvm(logs, "1g", "agent", Integer.toString(tlsAgentPort),
+            "tls=" + pki.dir()));
+        tlsAgent.await("ready");
+      }
 
       ChildJvm grpcServer = track(closeables, new ChildJvm(logs, "1g",
           queue == null ? new String[] {"server", "grpc"} : new String[] {"server", "grpc", queue}));
@@ -151,6 +179,15 @@ public final class TunnelBenchmark {
       if (only.contains("connect")) {
         routes.add(connect);
       }
+      Route connectTls = null;
+      if (tls) {
+        connectTls = Route.httpConnectTls("Portage tunnel, HTTP CONNECT, TLS both hops" + suffix,
+            TlsConn.Client.fullHandshake(pki.ca()), tlsPort, target);
+        routes.add(connectTls);
+        ChildJvm s = tlsServer;
+        ChildJvm a = tlsAgent;
+        processes.put(connectTls, () -> DialRounds.pids(s.pid(), a.pid(), backend.pid()));
+      }
       if (only.contains("grpc")) {
         routes.add(grpc);
       }
@@ -189,6 +226,9 @@ public final class TunnelBenchmark {
           grpcSingle.name(), Map.of("server", grpcServer, "agent", grpcAgent, "backend", backend)));
       if (grpcGo != null) {
         jvms.put(grpcGo.name(), jvms.get(grpc.name()));
+      }
+      if (connectTls != null) {
+        jvms.put(connectTls.name(), Map.of("server", tlsServer, "agent", tlsAgent, "backend", backend));
       }
       // The client's CPU is the harness's own, except on the grpc-go route.
       Map<Route, Long> clientPids = new HashMap<>();
@@ -232,6 +272,12 @@ public final class TunnelBenchmark {
       report.append('\n').append(dialTable(rows));
       report.append(String.format(Locale.ROOT, "%nClient JVM during the dial phase: %d collections, %d ms of GC.%n",
           gcAfter[0] - gcBefore[0], gcAfter[1] - gcBefore[1]));
+      if (tls && Integer.parseInt(opt.getOrDefault("get-dials", "2000")) > 0) {
+        ChildJvm s = tlsServer;
+        ChildJvm a = tlsAgent;
+        report.append('\n').append(getPhase(opt, pki, logs, connectPort, tlsPort,
+            () -> DialRounds.pids(connectServer.pid(), connectAgent.pid()), () -> DialRounds.pids(s.pid(), a.pid())));
+      }
       if (idle > 0) {
         report.append('\n').append(idleReport(connect, connectServer, connectAgent, idle));
         report.append('\n').append(idleReport(grpc, grpcServer, grpcAgent, idle));
@@ -248,6 +294,66 @@ public final class TunnelBenchmark {
           System.err.println("closing: " + e);
         }
       }
+    }
+  }
+
+  /**
+   * Sequential connect + one {@code GET /} to nginx, interleaved across: nginx straight (plaintext, TLS
+   * with a full handshake = the floor, TLS resumed), and through the plaintext and the TLS HTTP CONNECT
+   * tunnels (full handshake, resumed). After {@code --get-warmup} (5000) dials per route. Per dial also
+   * the context switches and CPU of nginx and, on the tunnel routes, of the relays.
+   */
+  private static String getPhase(Map<String, String> opt, BenchPki pki, Path logs, int connectPort, int tlsPort,
+      Supplier<List<Long>> plainRelays, Supplier<List<Long>> tlsRelays) throws Exception {
+    int dials = Integer.parseInt(opt.getOrDefault("get-dials", "2000"));
+    int warmup = Integer.parseInt(opt.getOrDefault("get-warmup", "5000"));
+    try (NginxPeer nginx = new NginxPeer(Path.of(opt.getOrDefault("nginx", "/usr/sbin/nginx")), pki,
+        logs.resolve("nginx"))) {
+      String target = "127.0.0.1:" + nginx.plainPort();
+      TlsConn.Client full = TlsConn.Client.fullHandshake(pki.ca());
+      TlsConn.Client resuming = TlsConn.Client.resuming(pki.ca());
+      Route floor = Route.get("nginx, TLS (the floor)", () -> full.connect(nginx.tlsPort()));
+      List<Route> gets = List.of(
+          Route.get("nginx, plaintext", () -> SocketConn.connect(nginx.plainPort())),
+          floor,
+          Route.get("nginx, TLS resumed", () -> resuming.connect(nginx.tlsPort())),
+          Route.get("Portage HTTP CONNECT, plaintext", () -> SocketConn.httpConnect(connectPort, target)),
+          Route.get("Portage HTTP CONNECT, TLS both hops", () -> SocketConn.tunnel(full.connect(tlsPort), target)),
+          Route.get("Portage HTTP CONNECT, TLS both hops, resumed",
+              () -> SocketConn.tunnel(resuming.connect(tlsPort), target)));
+      Map<Route, Supplier<List<Long>>> processes = new HashMap<>();
+      for (Route r : gets) {
+        Supplier<List<Long>> relays = r.name().startsWith("Portage") && r.name().contains("TLS") ? tlsRelays
+            : r.name().startsWith("Portage") ? plainRelays : ArrayList::new;
+        processes.put(r, () -> {
+          List<Long> pids = new ArrayList<>(relays.get());
+          pids.addAll(nginx.pids());
+          return pids;
+        });
+      }
+      for (Route r : gets) {
+        awaitUsable(r);
+      }
+      System.err.println("== GET warm-up, " + warmup + " per route");
+      DialRounds.run(gets, Map.of(), warmup, DIAL_BLOCKS);
+      System.err.println("== GETs, all routes interleaved");
+      Map<Route, DialRounds.Result> results = DialRounds.run(gets, processes, dials, DIAL_BLOCKS);
+      long[] floorSorted = results.get(floor).sorted();
+      StringBuilder sb = new StringBuilder();
+      sb.append(String.format(Locale.ROOT, "GET: %d sequential connect + one GET / (a 3-byte 200 from nginx) per route, "
+          + "in %d blocks interleaved across the routes, after %d per route of warm-up. TLS: %s key, the client is "
+          + "BoringSSL (netty-tcnative).%n%n", dials, DIAL_BLOCKS, warmup, opt.getOrDefault("tls-key", "ec")));
+      sb.append("| route | p50 ms | p99 ms | p99.9 ms | max ms | p99 vs floor | context switches / dial | CPU ms / dial |\n");
+      sb.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+      for (Route r : gets) {
+        DialRounds.Result res = results.get(r);
+        long[] l = res.sorted();
+        sb.append(String.format(Locale.ROOT, "| %s | %.3f | %.3f | %.3f | %.3f | %s | %.1f | %.2f |%n", r.name(),
+            Workloads.percentile(l, 50) / 1e6, Workloads.percentile(l, 99) / 1e6, Workloads.percentile(l, 99.9) / 1e6,
+            l[l.length - 1] / 1e6, ratio(Workloads.percentile(l, 99), Workloads.percentile(floorSorted, 99)),
+            res.switchesPerDial(), res.cpuMillisPerDial()));
+      }
+      return sb.toString();
     }
   }
 

@@ -70,6 +70,48 @@ final class Workloads {
     return out;
   }
 
+  private static final byte[] GET = "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+  /**
+   * {@code n} sequential connections, each timed from the start of the connect (TCP connect, TLS
+   * handshake, CONNECT) to the end of the answer to one {@code GET /} (status line, headers and the
+   * {@code Content-Length} body); returns the sorted latencies in nanoseconds.
+   */
+  static long[] getLatencies(Route route, int n) throws IOException {
+    long[] out = new long[n];
+    for (int i = 0; i < n; i++) {
+      long start = TICKER.nanoTime();
+      try (Conn c = route.open()) {
+        getOnce(c);
+        out[i] = TICKER.nanoTime() - start;
+      }
+    }
+    Arrays.sort(out);
+    return out;
+  }
+
+  /** Sends {@code GET /} and reads the whole answer, which must be a 200. */
+  static void getOnce(Conn c) throws IOException {
+    OutputStream o = c.out();
+    o.write(GET);
+    o.flush();
+    InputStream in = c.in();
+    StringBuilder head = new StringBuilder();
+    while (head.length() < 8192 && !(head.length() >= 4 && head.lastIndexOf("\r\n\r\n") == head.length() - 4)) {
+      int b = in.read();
+      if (b < 0) {
+        throw new IOException("GET: the connection ended after " + head.length() + " bytes of the answer");
+      }
+      head.append((char) b);
+    }
+    if (!head.toString().startsWith("HTTP/1.1 200 ")) {
+      throw new IOException("GET answered: " + head.toString().strip());
+    }
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)\r\ncontent-length: *(\\d+)").matcher(head);
+    long body = m.find() ? Long.parseLong(m.group(1)) : 0;
+    in.skipNBytes(body); // EOFException when short
+  }
+
   static void echoOneByte(Conn c) throws IOException {
     OutputStream o = c.out();
     o.write(new byte[] {BenchBackend.ECHO, 42});
