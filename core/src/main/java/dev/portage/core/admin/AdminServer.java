@@ -1,6 +1,8 @@
 package dev.portage.core.admin;
 
+import dev.portage.core.net.ConnectionLimit;
 import dev.portage.core.net.NettyTransport;
+import dev.portage.core.time.TimeSource;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -15,11 +17,13 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.time.InstantSource;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,6 +32,12 @@ import org.slf4j.LoggerFactory;
  * The admin HTTP/1.1 listener every component runs: Kubernetes-style {@code /healthz}, {@code
  * /livez} and {@code /readyz}, Prometheus {@code /metrics}, a live {@code /dashboard} of the
  * component's {@link DashboardSource}, and component routes such as a status page. Health checks and handlers run on the server's event loop and must not block.
+ * A health listener ({@link Builder#healthOnly()}) serves only the health paths and its own routes.
+ *
+ * <p>Hardened against clients that hold connections: at most {@link Builder#maxConnections} (100) are
+ * open at once (more are closed at accept), and a connection that has not delivered a whole request
+ * {@link Builder#requestReadTimeout} (10 s) after the server started waiting for one (the accept, or the
+ * previous response) is closed.
  *
  * <p>{@link #start()} and {@link #close()} may be called from any thread except an event loop of
  * this server (they wait for the bind and the unbind).
@@ -50,6 +60,9 @@ public final class AdminServer implements AutoCloseable {
   private final String host;
   private final int port;
   private final boolean ownsGroup;
+  private final TimeSource time;
+  private final Duration requestReadTimeout;
+  private final ConnectionLimit limit;
   private final AdminHttpHandler handler;
   private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
 
@@ -66,6 +79,9 @@ public final class AdminServer implements AutoCloseable {
     this.port = builder.port;
     this.ownsGroup = builder.group == null;
     this.group = builder.group;
+    this.time = builder.time;
+    this.requestReadTimeout = builder.requestReadTimeout;
+    this.limit = new ConnectionLimit("admin listener on " + builder.host + ":" + builder.port, builder.maxConnections);
     this.handler = new AdminHttpHandler(routes(builder));
   }
 
@@ -74,6 +90,13 @@ public final class AdminServer implements AutoCloseable {
     routes.put("/healthz", builtIn(new HealthEndpoint("healthz", builder.livenessChecks)));
     routes.put("/livez", builtIn(new HealthEndpoint("livez", builder.livenessChecks)));
     routes.put("/readyz", builtIn(new HealthEndpoint("readyz", builder.readinessChecks)));
+    for (String alias : builder.readinessAliases) {
+      routes.put(alias, builtIn(new HealthEndpoint("readyz", builder.readinessChecks)));
+    }
+    if (builder.healthOnly) {
+      builder.routes.forEach((path, route) -> routes.put(path, new AdminHttpHandler.Route(route, false)));
+      return routes;
+    }
     routes.put("/metrics", builtIn(new MetricsEndpoint(builder.registry)));
     routes.put("/dashboard", builtIn(DASHBOARD_PAGE));
     routes.put("/dashboard/app.js", builtIn(DASHBOARD_SCRIPT));
@@ -123,6 +146,7 @@ public final class AdminServer implements AutoCloseable {
       if (ownsGroup) {
         group = NettyTransport.best().newEventLoopGroup(1, "portage-admin");
       }
+      ScheduledExecutorService timers = time != null ? time.scheduler() : group;
       bind =
           new ServerBootstrap()
               .group(group)
@@ -131,6 +155,10 @@ public final class AdminServer implements AutoCloseable {
                   new ChannelInitializer<>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                      if (limit.admit(ch) == null) {
+                        ch.close();
+                        return;
+                      }
                       connections.add(ch);
                       if (closing) {
                         ch.close();
@@ -140,6 +168,7 @@ public final class AdminServer implements AutoCloseable {
                           .addLast(new HttpServerCodec())
                           .addLast(new HttpServerKeepAliveHandler())
                           .addLast(new HttpObjectAggregator(MAX_REQUEST_BYTES))
+                          .addLast(new RequestReadTimeout(timers, requestReadTimeout))
                           .addLast(handler);
                     }
                   })
@@ -202,6 +231,11 @@ public final class AdminServer implements AutoCloseable {
     return connections.size();
   }
 
+  /** Connections closed at accept because {@link Builder#maxConnections} were open, since start. */
+  public long refusedConnections() {
+    return limit.refused();
+  }
+
   /** Options of an {@link AdminServer}; not thread-safe. */
   public static final class Builder {
     private String host = "127.0.0.1";
@@ -214,8 +248,63 @@ public final class AdminServer implements AutoCloseable {
     private String dashboardComponent = "admin";
     private DashboardSource dashboardSource;
     private InstantSource wall = InstantSource.system();
+    private TimeSource time;
+    private Duration requestReadTimeout = Duration.ofSeconds(10);
+    private int maxConnections = 100;
+    private boolean healthOnly;
+    private final java.util.Set<String> readinessAliases = new java.util.LinkedHashSet<>();
 
     private Builder() {}
+
+    /** Serves {@code /readyz}'s answer at {@code path} too (e.g. {@code /ready}, which upstreams use). */
+    public Builder readinessAlsoAt(String path) {
+      Objects.requireNonNull(path, "path");
+      if (!path.startsWith("/") || path.contains("?")) {
+        throw new IllegalArgumentException("path: " + path + " (expected: starts with '/', no query)");
+      }
+      readinessAliases.add(path);
+      return this;
+    }
+
+    /**
+     * Serves only {@code /healthz}, {@code /livez}, {@code /readyz} and the {@link #route} paths:
+     * no metrics, dashboard or index (a health port that may face every network).
+     */
+    public Builder healthOnly() {
+      this.healthOnly = true;
+      return this;
+    }
+
+    /**
+     * Timers of the request read timeout; default real time on the server's event loop group. Tests
+     * inject a fake clock.
+     */
+    public Builder timeSource(TimeSource time) {
+      this.time = Objects.requireNonNull(time, "time");
+      return this;
+    }
+
+    /**
+     * How long a connection may take to deliver a whole request, counted from the accept and from
+     * each response; default 10 s.
+     */
+    public Builder requestReadTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "timeout");
+      if (timeout.isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException("requestReadTimeout: " + timeout + " (expected: > 0)");
+      }
+      this.requestReadTimeout = timeout;
+      return this;
+    }
+
+    /** Connections held open at once; more are closed at accept. Default 100. */
+    public Builder maxConnections(int max) {
+      if (max <= 0) {
+        throw new IllegalArgumentException("maxConnections: " + max + " (expected: > 0)");
+      }
+      this.maxConnections = max;
+      return this;
+    }
 
     /** Address to listen on; default {@code 127.0.0.1}. Use {@code 0.0.0.0} for every interface. */
     public Builder bindAddress(String host) {

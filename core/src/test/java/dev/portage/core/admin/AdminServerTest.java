@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.portage.core.net.NettyTransport;
+import dev.portage.core.time.FakeClock;
 import io.netty.channel.EventLoopGroup;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -490,6 +491,101 @@ class AdminServerTest {
     assertThatThrownBy(() -> new AdminResponse(700, "text/plain", new byte[0], java.util.Map.of()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("status: 700 (expected: 100..599)");
+  }
+
+  @Test
+  void healthOnlyServesTheHealthPathsAndItsRoutesAndNothingElse() throws Exception {
+    AdminServer server =
+        start(
+            AdminServer.builder()
+                .healthOnly()
+                .route("/ready", request -> AdminResponse.text(200, "ok")));
+
+    for (String path : List.of("/healthz", "/livez", "/readyz", "/ready")) {
+      assertThat(get(server, path).statusCode()).as(path).isEqualTo(200);
+    }
+    for (String path : List.of("/metrics", "/dashboard", "/dashboard/state", "/")) {
+      HttpResponse<String> response = get(server, path);
+      assertThat(response.statusCode()).as(path).isEqualTo(404);
+      assertThat(response.body()).isEqualTo("not found: " + path + "\n");
+    }
+  }
+
+  @Test
+  void connectionThatNeverCompletesItsRequestIsClosedAfterTheReadTimeout() throws Exception {
+    FakeClock clock = new FakeClock();
+    AdminServer server =
+        start(
+            AdminServer.builder()
+                .timeSource(clock.timeSource())
+                .requestReadTimeout(Duration.ofSeconds(10)));
+
+    try (Socket socket = new Socket("127.0.0.1", server.localAddress().getPort())) {
+      socket.setSoTimeout(10_000);
+      socket.getOutputStream().write("GET /healthz HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
+      await().atMost(10, TimeUnit.SECONDS).until(() -> clock.pendingTasks() == 1);
+      clock.advance(Duration.ofSeconds(9));
+      assertThat(server.openConnections()).isEqualTo(1);
+
+      clock.advance(Duration.ofSeconds(1));
+      assertThat(socket.getInputStream().read()).isEqualTo(-1); // closed without an answer
+    }
+    await().atMost(10, TimeUnit.SECONDS).until(() -> server.openConnections() == 0);
+  }
+
+  @Test
+  void idleKeepAliveConnectionIsClosedAReadTimeoutAfterItsLastResponse() throws Exception {
+    FakeClock clock = new FakeClock();
+    AdminServer server =
+        start(
+            AdminServer.builder()
+                .timeSource(clock.timeSource())
+                .requestReadTimeout(Duration.ofSeconds(10)));
+
+    try (Socket socket = new Socket("127.0.0.1", server.localAddress().getPort())) {
+      socket.setSoTimeout(10_000);
+      BufferedReader in =
+          new BufferedReader(
+              new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII));
+      await().atMost(10, TimeUnit.SECONDS).until(() -> clock.pendingTasks() == 1);
+      clock.advance(Duration.ofSeconds(9)); // the request comes just in time
+      socket.getOutputStream().write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      assertThat(readResponse(in)).isEqualTo("ok");
+      await().atMost(10, TimeUnit.SECONDS).until(() -> clock.pendingTasks() == 1); // re-armed
+      clock.advance(Duration.ofSeconds(9));
+      assertThat(server.openConnections()).isEqualTo(1);
+
+      clock.advance(Duration.ofSeconds(1));
+      assertThat(in.read()).isEqualTo(-1);
+    }
+  }
+
+  @Test
+  void connectionsBeyondTheCapAreClosedAtAcceptWhileTheOthersAreServed() throws Exception {
+    AdminServer server = start(AdminServer.builder().maxConnections(3));
+    List<Socket> held = new ArrayList<>();
+    try {
+      for (int i = 0; i < 3; i++) {
+        Socket s = new Socket("127.0.0.1", server.localAddress().getPort());
+        s.setSoTimeout(10_000);
+        s.getOutputStream().write('G'); // a request that never ends
+        held.add(s);
+      }
+      await().atMost(10, TimeUnit.SECONDS).until(() -> server.openConnections() == 3);
+      try (Socket extra = new Socket("127.0.0.1", server.localAddress().getPort())) {
+        extra.setSoTimeout(10_000);
+        assertThat(extra.getInputStream().read()).isEqualTo(-1);
+      }
+      assertThat(server.refusedConnections()).isEqualTo(1);
+
+      held.remove(0).close();
+      await().atMost(10, TimeUnit.SECONDS).until(() -> server.openConnections() == 2);
+      assertThat(get(server, "/healthz").statusCode()).isEqualTo(200);
+    } finally {
+      for (Socket s : held) {
+        s.close();
+      }
+    }
   }
 
   /** Reads one response with a Content-Length body from a keep-alive connection. */
