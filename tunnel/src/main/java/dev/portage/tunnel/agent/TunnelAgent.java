@@ -30,10 +30,10 @@ import org.slf4j.LoggerFactory;
  * <table>
  *   <caption>Listeners</caption>
  *   <tr><th>port</th><th>paths</th></tr>
- *   <tr><td>{@code --health-server-port} (8093)</td><td>{@code /healthz}, {@code /readyz} (check
- *       {@code server-connected}), {@code /metrics}, {@code /dashboard}</td></tr>
- *   <tr><td>{@code --admin-server-port} (8094, loopback)</td><td>{@code /metrics}, {@code /status}
- *       (server connections and their open backend connections)</td></tr>
+ *   <tr><td>{@code --health-server-port} (8093)</td><td>health only: {@code /healthz}, {@code /readyz}
+ *       and {@code /ready} (check {@code server-connected})</td></tr>
+ *   <tr><td>{@code --admin-server-port} (8094, loopback)</td><td>the health paths, {@code /metrics},
+ *       {@code /dashboard}, {@code /status} (server connections and their open backend connections)</td></tr>
  * </table>
  */
 public final class TunnelAgent implements AutoCloseable {
@@ -102,12 +102,12 @@ public final class TunnelAgent implements AutoCloseable {
       if (config.healthServerPort() >= 0) {
         String host = config.healthServerHost().isEmpty() ? "0.0.0.0" : config.healthServerHost();
         health = AdminServer.builder()
+            .healthOnly()
             .bindAddress(host)
             .port(config.healthServerPort())
-            .registry(registry)
             .readinessCheck(READY_CHECK, this::serverConnected)
-            .dashboard(DashboardState.COMPONENT, new DashboardState(config, clients))
-            .wallClock(time.wall())
+            .readinessAlsoAt("/ready")
+            .timeSource(time)
             .build()
             .start();
       }
@@ -116,6 +116,9 @@ public final class TunnelAgent implements AutoCloseable {
             .bindAddress(config.adminBindAddress())
             .port(config.adminServerPort())
             .registry(registry)
+            .readinessCheck(READY_CHECK, this::serverConnected)
+            .readinessAlsoAt("/ready")
+            .timeSource(time)
             .route("/status", request -> AdminResponse.text(200, status()))
             .dashboard(DashboardState.COMPONENT, new DashboardState(config, clients))
             .wallClock(time.wall())

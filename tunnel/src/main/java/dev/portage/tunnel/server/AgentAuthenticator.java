@@ -1,17 +1,21 @@
 package dev.portage.tunnel.server;
 
 import io.grpc.Metadata;
-import io.grpc.StatusException;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Decides whether an agent may connect, from its request headers, before the server answers with its
- * own headers. Implementations are thread-safe and may block (they run on the gRPC executor).
+ * own headers. Implementations are thread-safe and never block the caller (an event loop): a decision
+ * that needs I/O completes later, on another thread.
  */
 @FunctionalInterface
 interface AgentAuthenticator {
   /** Lets every agent in (no token auth; TLS client certificates, if any, were checked by the transport). */
-  AgentAuthenticator NONE = (agentId, headers) -> {};
+  AgentAuthenticator NONE = (agentId, headers) -> CompletableFuture.completedFuture(null);
 
-  /** Returns normally to admit the agent; throws with UNAUTHENTICATED or PERMISSION_DENIED otherwise. */
-  void authenticate(String agentId, Metadata headers) throws StatusException;
+  /**
+   * Completes normally to admit the agent, or exceptionally with a {@link io.grpc.StatusException}
+   * (UNAUTHENTICATED, PERMISSION_DENIED, or UNAVAILABLE when the decision cannot be made now).
+   */
+  CompletableFuture<Void> authenticate(String agentId, Metadata headers);
 }

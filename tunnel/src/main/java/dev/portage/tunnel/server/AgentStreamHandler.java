@@ -14,6 +14,8 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,8 +39,9 @@ final class AgentStreamHandler implements ServerCallHandler<DirectPacket, Packet
   private final EventLoopGroup loops;
 
   /**
-   * With {@code loops} non-null the agent listener runs on that group with a direct executor, so
-   * {@link #startCall} runs on the stream's own loop and records it in the {@link Backend}.
+   * The agent listener runs on {@code loops} with a direct executor, so {@link #startCall} runs on the
+   * stream's own loop and records it in the {@link Backend}; a TokenReview decided later continues on
+   * that loop too.
    */
   AgentStreamHandler(
       String serverId, int serverCount, PacketRouter router, AgentAuthenticator authenticator, ServerMetrics metrics,
@@ -59,13 +62,63 @@ final class AgentStreamHandler implements ServerCallHandler<DirectPacket, Packet
     try {
       agentId = single(headers, dev.portage.tunnel.wire.Metadata.AGENT_ID, true);
       identifiers = identifiers(headers);
-      authenticator.authenticate(agentId, headers);
     } catch (StatusException e) {
-      log.warn("agent connection refused: {}", e.getStatus().getDescription());
-      metrics.streamError(ServerMetrics.FROM_AGENT, e.getStatus().getCode(), null);
-      call.close(e.getStatus(), new Metadata());
+      refuse(call, e.getStatus());
       return new ServerCall.Listener<>() {};
     }
+    EventLoop loop = currentLoop();
+    CompletableFuture<Void> auth = authenticator.authenticate(agentId, headers);
+    if (auth.isDone()) {
+      Status refusal = refusal(auth);
+      if (refusal != null) {
+        refuse(call, refusal);
+        return new ServerCall.Listener<>() {};
+      }
+      return admit(call, headers, agentId, identifiers, loop);
+    }
+    // A TokenReview is in progress: answer on the stream's own thread once it is decided. Nothing is
+    // requested from the agent until then.
+    Deferred deferred = new Deferred();
+    auth.whenCompleteAsync((ok, failure) -> {
+      if (deferred.gone) {
+        return; // the agent went away while waiting
+      }
+      Status refusal = refusal(auth);
+      if (refusal != null) {
+        refuse(call, refusal);
+        return;
+      }
+      deferred.admitted(admit(call, headers, agentId, identifiers, loop));
+    }, loop != null ? loop : Runnable::run); // no loop: a transport without one; answer where decided
+    return deferred;
+  }
+
+  private static Status refusal(CompletableFuture<Void> decided) {
+    try {
+      decided.join();
+      return null;
+    } catch (CompletionException e) {
+      Throwable cause = e.getCause();
+      return cause instanceof StatusException se ? se.getStatus()
+          : Status.INTERNAL.withDescription("agent authentication failed: " + cause).withCause(cause);
+    } catch (java.util.concurrent.CancellationException e) {
+      return Status.CANCELLED.withDescription("agent authentication cancelled");
+    }
+  }
+
+  private void refuse(ServerCall<DirectPacket, Packet> call, Status status) {
+    if (status.getCode() == Status.Code.UNAVAILABLE) {
+      log.debug("agent connection refused: {}", status.getDescription()); // overload: logged once where it is
+    } else {
+      log.warn("agent connection refused: {}", status.getDescription());
+    }
+    metrics.streamError(ServerMetrics.FROM_AGENT, status.getCode(), null);
+    call.close(status, new Metadata());
+  }
+
+  /** Sends the response headers, registers the agent's stream and starts reading it. */
+  private ServerCall.Listener<DirectPacket> admit(ServerCall<DirectPacket, Packet> call, Metadata headers,
+      String agentId, AgentIdentifiers identifiers, EventLoop loop) {
     Metadata response = new Metadata();
     response.put(dev.portage.tunnel.wire.Metadata.SERVER_ID, serverId);
     response.put(dev.portage.tunnel.wire.Metadata.SERVER_COUNT, Integer.toString(serverCount));
@@ -79,7 +132,7 @@ final class AgentStreamHandler implements ServerCallHandler<DirectPacket, Packet
     // per-connection credit bounds each connection, so the shared stream may buffer more.
     call.setOnReadyThreshold(STREAM_READY_THRESHOLD);
 
-    Backend backend = new Backend(agentId, identifiers, call, metrics, flow, currentLoop());
+    Backend backend = new Backend(agentId, identifiers, call, metrics, flow, loop);
     if (flow != null) {
       metrics.flowControlStream(1);
     }
@@ -91,7 +144,66 @@ final class AgentStreamHandler implements ServerCallHandler<DirectPacket, Packet
     return new Listener(call, backend);
   }
 
-  /** The loop of {@link #loops} this thread runs, or null (token auth: startCall runs on a pool). */
+  /**
+   * The listener of a stream whose agent is still being authenticated: remembers that the agent went
+   * away (nothing to undo: nothing was registered yet) or half-closed, and hands over to the real
+   * listener once admitted. Runs on the stream's thread, as the completion of the check does.
+   */
+  private static final class Deferred extends ServerCall.Listener<DirectPacket> {
+    private ServerCall.Listener<DirectPacket> delegate;
+    private boolean gone;
+    private boolean halfClosed;
+
+    void admitted(ServerCall.Listener<DirectPacket> listener) {
+      delegate = listener;
+      if (halfClosed) {
+        listener.onHalfClose();
+      }
+    }
+
+    @Override
+    public void onMessage(DirectPacket message) {
+      if (delegate != null) {
+        delegate.onMessage(message);
+      } else {
+        message.release(); // not requested before admission; never expected
+      }
+    }
+
+    @Override
+    public void onHalfClose() {
+      if (delegate != null) {
+        delegate.onHalfClose();
+      } else {
+        halfClosed = true;
+      }
+    }
+
+    @Override
+    public void onCancel() {
+      gone = true;
+      if (delegate != null) {
+        delegate.onCancel();
+      }
+    }
+
+    @Override
+    public void onComplete() {
+      gone = true;
+      if (delegate != null) {
+        delegate.onComplete();
+      }
+    }
+
+    @Override
+    public void onReady() {
+      if (delegate != null) {
+        delegate.onReady();
+      }
+    }
+  }
+
+  /** The loop of {@link #loops} this thread runs, or null. */
   private EventLoop currentLoop() {
     if (loops == null) {
       return null;

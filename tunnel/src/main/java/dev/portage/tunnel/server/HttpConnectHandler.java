@@ -1,5 +1,6 @@
 package dev.portage.tunnel.server;
 
+import dev.portage.core.net.ConnectionLimit;
 import dev.portage.core.time.TimeSource;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -19,9 +20,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads one HTTP/1.1 request head within the header timeout: {@code CONNECT host:port} hands the
- * socket to an {@link HttpConnectFrontend} (the HTTP codec is removed and the socket carries raw bytes
- * from then on); any other method gets 405. One instance per channel; runs on its event loop.
+ * Reads one HTTP/1.1 request head within the header timeout (counted from the accept, so a TLS
+ * handshake counts too): {@code CONNECT host:port} hands the socket to an {@link HttpConnectFrontend}
+ * (the HTTP codec is removed and the socket carries raw bytes from then on); any other method gets 405.
+ * The socket counts as sending its head (its {@code head} admission) until the head is read or the
+ * socket refused. One instance per channel; runs on its event loop.
  */
 final class HttpConnectHandler extends ChannelInboundHandlerAdapter {
   static final String CODEC = "http-codec";
@@ -31,13 +34,16 @@ final class HttpConnectHandler extends ChannelInboundHandlerAdapter {
   private final HttpConnectFrontend.Factory frontends;
   private final TimeSource time;
   private final Duration headerTimeout;
+  private final ConnectionLimit.Admission head;
   private ScheduledFuture<?> headerTimer;
   private boolean done;
 
-  HttpConnectHandler(HttpConnectFrontend.Factory frontends, TimeSource time, Duration headerTimeout) {
+  HttpConnectHandler(
+      HttpConnectFrontend.Factory frontends, TimeSource time, Duration headerTimeout, ConnectionLimit.Admission head) {
     this.frontends = frontends;
     this.time = time;
     this.headerTimeout = headerTimeout;
+    this.head = head;
   }
 
   @Override
@@ -54,6 +60,7 @@ final class HttpConnectHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void handlerRemoved(ChannelHandlerContext ctx) {
     headerTimer.cancel(false);
+    head.release();
   }
 
   @Override
@@ -66,6 +73,7 @@ final class HttpConnectHandler extends ChannelInboundHandlerAdapter {
     try {
       done = true;
       headerTimer.cancel(false);
+      head.release();
       if (req.decoderResult().isFailure()) {
         refuse(ctx, 400, "malformed HTTP request: " + req.decoderResult().cause().getMessage());
         return;

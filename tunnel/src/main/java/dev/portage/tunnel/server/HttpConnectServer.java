@@ -1,5 +1,6 @@
 package dev.portage.tunnel.server;
 
+import dev.portage.core.net.ConnectionLimit;
 import dev.portage.core.net.NettyTransport;
 import dev.portage.core.time.TimeSource;
 import io.netty.bootstrap.ServerBootstrap;
@@ -22,8 +23,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP {@code CONNECT} frontend listener on TCP (optionally TLS) or a Unix domain socket. Each
- * accepted socket gets its own {@link HttpConnectHandler}. Thread-safe; {@link #close()} stops
- * accepting and closes the listener (open tunnels end with the event loop group).
+ * accepted socket gets its own {@link RequestLineCheck} and {@link HttpConnectHandler}. At most {@code
+ * maxPendingHeads} sockets may be sending their request head at once (each for at most the header
+ * timeout); more are closed at accept, so clients holding partial requests cannot take every file
+ * descriptor. Thread-safe; {@link #close()} stops accepting and closes the listener (open tunnels end
+ * with the event loop group).
  */
 final class HttpConnectServer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(HttpConnectServer.class);
@@ -45,7 +49,10 @@ final class HttpConnectServer implements AutoCloseable {
   static HttpConnectServer start(
       EventLoopGroup group, NettyTransport transport, SocketAddress address, Path udsPath, boolean deleteExisting,
       SslContext ssl, HttpConnectFrontend.Factory frontends, TimeSource time, Duration headerTimeout,
-      ServerMetrics metrics, Supplier<EventLoop> preferredLoop) throws IOException {
+      ServerMetrics metrics, Supplier<EventLoop> preferredLoop, int maxPendingHeads) throws IOException {
+    ConnectionLimit pendingHeads = new ConnectionLimit(
+        "HTTP CONNECT frontend on " + (udsPath != null ? udsPath : address) + " (connections sending their request head)",
+        maxPendingHeads);
     ServerBootstrap b = new ServerBootstrap()
         // Each accepted socket goes to its agent stream's loop when there is one (AgentAffinityGroup).
         .group(group, new AgentAffinityGroup(group, preferredLoop))
@@ -59,13 +66,19 @@ final class HttpConnectServer implements AutoCloseable {
         .childHandler(new ChannelInitializer<>() {
           @Override
           protected void initChannel(Channel ch) {
+            ConnectionLimit.Admission head = pendingHeads.admit(ch);
+            if (head == null) {
+              ch.close();
+              return;
+            }
             metrics.httpConnection(1);
             ch.closeFuture().addListener(f -> metrics.httpConnection(-1));
             if (ssl != null) {
               ch.pipeline().addLast("tls", ssl.newHandler(ch.alloc()));
             }
+            ch.pipeline().addLast("request-line", new RequestLineCheck());
             ch.pipeline().addLast(HttpConnectHandler.CODEC, new HttpServerCodec());
-            ch.pipeline().addLast("connect-head", new HttpConnectHandler(frontends, time, headerTimeout));
+            ch.pipeline().addLast("connect-head", new HttpConnectHandler(frontends, time, headerTimeout, head));
           }
         });
     SocketAddress bindTo;

@@ -51,6 +51,7 @@ final class HttpStatusResponse {
       case 502 -> "Bad Gateway";
       case 503 -> "Service Unavailable";
       case 504 -> "Gateway Timeout";
+      case 505 -> "HTTP Version Not Supported";
       default -> "Error";
     };
   }

@@ -61,6 +61,7 @@ final class ServerMetrics {
   private final Counter flowControlErrors;
   private final Counter flowControlPauses;
   private final Gauge queuePeakBytes;
+  private final Counter tokenReviews;
   private final AtomicLong queuePeak = new AtomicLong();
 
   ServerMetrics(PrometheusRegistry registry) {
@@ -144,6 +145,11 @@ final class ServerMetrics {
         .name(PREFIX + "connection_queue_peak_bytes")
         .help("Most bytes any one connection has held queued toward its frontend since start (Portage)")
         .register(registry);
+    tokenReviews = Counter.builder()
+        .name(PREFIX + "token_reviews")
+        .help("Agent token checks by outcome: reviewed, cached, error, overload (refused at once), timeout (Portage)")
+        .labelNames("outcome")
+        .register(registry);
     for (ProxyStrategy s : ProxyStrategy.values()) {
       readyBackends.labelValues(s.flagName()).set(0);
     }
@@ -219,6 +225,11 @@ final class ServerMetrics {
       }
       prev = queuePeak.get();
     }
+  }
+
+  /** One agent token check ended with {@code outcome} (reviewed, cached, error, overload, timeout). */
+  void tokenReview(String outcome) {
+    tokenReviews.labelValues(outcome).inc();
   }
 
   void dialFailure(DialFailure reason) {

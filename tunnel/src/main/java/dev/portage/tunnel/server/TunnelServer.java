@@ -136,7 +136,7 @@ public final class TunnelServer implements AutoCloseable {
         leases.start();
       }
       if (config.healthPort() >= 0) {
-        healthServer = startAdmin(config.healthBindAddress(), config.healthPort());
+        healthServer = startHealth(config.healthBindAddress(), config.healthPort());
       }
       if (config.adminPort() >= 0) {
         adminServer = startAdmin(config.adminBindAddress(), config.adminPort());
@@ -154,12 +154,14 @@ public final class TunnelServer implements AutoCloseable {
   private void startAgentListener() throws IOException {
     AgentAuthenticator authenticator = AgentAuthenticator.NONE;
     if (config.agentTokenAuth() != null) {
-      authenticator = new TokenReviewAuthenticator(requireKubernetes("agent token authentication"), config.agentTokenAuth());
+      TokenReviewAuthenticator tokens = new TokenReviewAuthenticator(
+          requireKubernetes("agent token authentication"), config.agentTokenAuth(), time, metrics);
+      closeables.add(tokens);
+      authenticator = tokens;
     }
-    boolean direct = config.agentTokenAuth() == null;
     AgentStreamHandler handler = new AgentStreamHandler(
         config.serverId(), config.serverCount(), router, authenticator, metrics, config.flowControlWindow(),
-        direct ? ioGroup() : null);
+        ioGroup());
     // DirectPacketMarshaller: same wire format; a received DATA payload lives in a pooled direct buffer
     // (no fresh zeroed array per packet) that HTTP CONNECT frontends write to their socket as is.
     ServerServiceDefinition service = ServerServiceDefinition.builder(AgentServiceGrpc.SERVICE_NAME)
@@ -173,18 +175,15 @@ public final class TunnelServer implements AutoCloseable {
         .withChildOption(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(512, 8192, AGENT_STREAM_READ))
         .withChildOption(ChannelOption.ALLOCATOR, allocator)
         .permitKeepAliveTime(30, TimeUnit.SECONDS)
-        .permitKeepAliveWithoutCalls(true);
-    if (direct) {
-      // Nothing on the agent stream blocks without token auth (routing only queues onto frontends),
-      // so its callbacks run on the transport thread: one thread hop less on every packet and dial.
-      // The transport runs on the frontends' loops, so frontends can be placed on their agent's loop.
-      nb.directExecutor()
-          .bossEventLoopGroup(ioGroup())
-          .workerEventLoopGroup(ioGroup())
-          .channelType(transport.serverChannelType());
-    } else {
-      nb.executor(executor); // TokenReview calls block in startCall
-    }
+        .permitKeepAliveWithoutCalls(true)
+        // Nothing on the agent stream blocks (routing only queues onto frontends; a TokenReview runs on
+        // the authenticator's threads), so its callbacks run on the transport thread: one thread hop less
+        // on every packet and dial. The transport runs on the frontends' loops, so frontends can be
+        // placed on their agent's loop.
+        .directExecutor()
+        .bossEventLoopGroup(ioGroup())
+        .workerEventLoopGroup(ioGroup())
+        .channelType(transport.serverChannelType());
     keepalive(nb, config.keepaliveTime());
     if (config.agentTls() != null) {
       nb.sslContext(grpcTls(config.agentTls()));
@@ -231,26 +230,39 @@ public final class TunnelServer implements AutoCloseable {
         config.deleteExistingUdsFile(),
         config.frontendTls() == null ? null : TlsContexts.resumeSessions(TlsContexts.server(
             config.frontendTls().cert(), config.frontendTls().key(), config.frontendTls().clientCa(), tlsOptions())),
-        frontends, time, config.headerReadTimeout(), metrics, router.backends()::preferredLoop);
+        frontends, time, config.headerReadTimeout(), metrics, router.backends()::preferredLoop,
+        config.maxPendingHeads());
     closeables.add(httpConnectServer);
   }
 
   /**
-   * Health and admin listeners serve the same routes. Readiness has upstream's exact bodies, so it is
-   * a route rather than the admin server's check summary.
+   * The health listener (all interfaces by default, like upstream's) answers health questions only:
+   * {@code /healthz}, {@code /readyz}, {@code /ready}. Metrics and the dashboard are on the admin
+   * listener (loopback by default). Readiness has upstream's exact bodies, so it is a route rather than
+   * the admin server's check summary.
    */
+  private AdminServer startHealth(String host, int port) throws IOException {
+    return startAdminServer(AdminServer.builder().healthOnly(), host, port);
+  }
+
+  /** The admin listener: health paths, {@code /metrics}, {@code /dashboard}. */
   private AdminServer startAdmin(String host, int port) throws IOException {
+    return startAdminServer(AdminServer.builder()
+        .registry(registry)
+        .readinessCheck("proxy-agents", () -> router.backends().ready()
+            ? HealthCheck.Result.ok() : HealthCheck.Result.failed(NOT_READY))
+        .dashboard(DashboardState.COMPONENT, new DashboardState(config, router)), host, port);
+  }
+
+  private AdminServer startAdminServer(AdminServer.Builder builder, String host, int port) throws IOException {
     AdminHandler readiness = request -> router.backends().ready()
         ? AdminResponse.text(200, "ok")
         : AdminResponse.text(500, NOT_READY);
-    AdminServer server = AdminServer.builder()
+    AdminServer server = builder
         .bindAddress(host.isEmpty() ? "0.0.0.0" : host)
         .port(port)
-        .registry(registry)
         .eventLoopGroup(ioGroup())
-        .readinessCheck("proxy-agents", () -> router.backends().ready()
-            ? HealthCheck.Result.ok() : HealthCheck.Result.failed(NOT_READY))
-        .dashboard(DashboardState.COMPONENT, new DashboardState(config, router))
+        .timeSource(time)
         .wallClock(time.wall())
         .route("/healthz", request -> AdminResponse.text(200, "ok"))
         .route("/readyz", readiness)
@@ -310,12 +322,12 @@ public final class TunnelServer implements AutoCloseable {
     return host.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
   }
 
-  /** The health listener ({@code /healthz}, {@code /readyz}, {@code /metrics}), or null when off. */
+  /** The health listener ({@code /healthz}, {@code /readyz}, {@code /ready}), or null when off. */
   public InetSocketAddress healthAddress() {
     return healthServer == null ? null : healthServer.localAddress();
   }
 
-  /** The admin listener, or null when off. */
+  /** The admin listener (health paths, {@code /metrics}, {@code /dashboard}), or null when off. */
   public InetSocketAddress adminAddress() {
     return adminServer == null ? null : adminServer.localAddress();
   }

@@ -26,6 +26,8 @@ import java.util.UUID;
  *       for credit half of the time on a loaded box</td></tr>
  *   <tr><td>backendDialTimeout</td><td>0 (none)</td></tr>
  *   <tr><td>headerReadTimeout</td><td>60 s (HTTP CONNECT request head)</td></tr>
+ *   <tr><td>maxPendingHeads</td><td>1024 HTTP CONNECT connections still sending their request head;
+ *       more are closed at accept (established tunnels do not count)</td></tr>
  * </table>
  */
 public record TunnelServerConfig(
@@ -59,7 +61,8 @@ public record TunnelServerConfig(
     Map<String, String> leaseLabels,
     Duration gracefulShutdownTimeout,
     int grpcFrontendPort,
-    long flowControlWindow) {
+    long flowControlWindow,
+    int maxPendingHeads) {
 
   public TunnelServerConfig {
     requireText(serverId, "serverId");
@@ -117,6 +120,9 @@ public record TunnelServerConfig(
     if (flowControlWindow < 0 || flowControlWindow > MAX_FLOW_CONTROL_WINDOW) {
       throw new IllegalArgumentException("flowControlWindow: " + flowControlWindow
           + " (expected: 0 (off) or 1.." + MAX_FLOW_CONTROL_WINDOW + ")");
+    }
+    if (maxPendingHeads < 1) {
+      throw new IllegalArgumentException("maxPendingHeads: " + maxPendingHeads + " (expected: > 0)");
     }
     if (grpcFrontendPort >= 0 && mode != FrontendMode.HTTP_CONNECT) {
       throw new IllegalArgumentException(
@@ -212,6 +218,7 @@ public record TunnelServerConfig(
     private Duration gracefulShutdownTimeout = Duration.ZERO;
     private int grpcFrontendPort = -1;
     private long flowControlWindow = 4L << 20;
+    private int maxPendingHeads = 1024;
 
     private Builder() {}
 
@@ -247,6 +254,7 @@ public record TunnelServerConfig(
       gracefulShutdownTimeout = c.gracefulShutdownTimeout;
       grpcFrontendPort = c.grpcFrontendPort;
       flowControlWindow = c.flowControlWindow;
+      maxPendingHeads = c.maxPendingHeads;
     }
 
     /** Ephemeral ports everywhere, loopback binds: what tests start. */
@@ -299,6 +307,12 @@ public record TunnelServerConfig(
      */
     public Builder flowControlWindow(long v) { flowControlWindow = v; return this; }
 
+    /**
+     * Portage only: HTTP CONNECT connections that may be sending their request head at once; more are
+     * closed at accept, so clients holding partial requests cannot take every file descriptor.
+     */
+    public Builder maxPendingHeads(int v) { maxPendingHeads = v; return this; }
+
     public TunnelServerConfig build() {
       return new TunnelServerConfig(
           serverId, serverCount, mode, serverBindAddress, serverPort, udsName, deleteExistingUdsFile,
@@ -306,7 +320,8 @@ public record TunnelServerConfig(
           healthBindAddress, healthPort, adminBindAddress, adminPort, keepaliveTime,
           frontendKeepaliveTime, proxyStrategies, xfrChannelSize, connectionQueueBytes,
           backendDialTimeout, headerReadTimeout, agentTokenAuth, enableLeaseController,
-          leaseNamespace, leaseLabels, gracefulShutdownTimeout, grpcFrontendPort, flowControlWindow);
+          leaseNamespace, leaseLabels, gracefulShutdownTimeout, grpcFrontendPort, flowControlWindow,
+          maxPendingHeads);
     }
   }
 }

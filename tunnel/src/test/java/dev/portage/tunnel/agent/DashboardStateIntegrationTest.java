@@ -36,7 +36,7 @@ class DashboardStateIntegrationTest {
   }
 
   private DashboardJson state() throws Exception {
-    return DashboardJson.fetch(agent.healthAddress());
+    return DashboardJson.fetch(agent.adminAddress());
   }
 
   @Test
@@ -49,9 +49,8 @@ class DashboardStateIntegrationTest {
           .proxyServerPort(server.port())
           .agentId("agent-7")
           .agentIdentifiers("host=node1")
-          .healthServerHost("127.0.0.1")
-          .healthServerPort(0)
-          .adminServerPort(-1)
+          .healthServerPort(-1)
+          .adminServerPort(0)
           .build(), clock.timeSource(), new PrometheusRegistry()).start();
       // The sync loop runs on the fake clock: advance it until the first connection is up.
       await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> {

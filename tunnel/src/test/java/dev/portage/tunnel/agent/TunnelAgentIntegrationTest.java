@@ -80,8 +80,12 @@ class TunnelAgentIntegrationTest {
   }
 
   private HttpResponse<String> get(String path) throws Exception {
+    return get(agent.healthAddress(), path);
+  }
+
+  private HttpResponse<String> get(java.net.InetSocketAddress listener, String path) throws Exception {
     return http.send(
-        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + agent.healthAddress().getPort() + path)).build(),
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + listener.getPort() + path)).build(),
         HttpResponse.BodyHandlers.ofString());
   }
 
@@ -176,17 +180,24 @@ class TunnelAgentIntegrationTest {
     server = new TestProxyServer("s1", 1);
     agent = new TunnelAgent(config(server.port()).build(), clock.timeSource(), registry).start();
 
-    HttpResponse<String> notReady = get("/readyz");
-    assertThat(notReady.statusCode()).isEqualTo(503);
-    assertThat(notReady.body()).contains("[-]server-connected failed: no servers connected");
+    for (String path : List.of("/readyz", "/ready")) {
+      HttpResponse<String> notReady = get(path);
+      assertThat(notReady.statusCode()).as(path).isEqualTo(503);
+      assertThat(notReady.body()).contains("[-]server-connected failed: no servers connected");
+    }
     assertThat(get("/healthz").statusCode()).isEqualTo(200);
 
     driveUntil(() -> agent.connectedServers() == 1);
 
-    HttpResponse<String> ready = get("/readyz");
-    assertThat(ready.statusCode()).isEqualTo(200);
+    for (String path : List.of("/readyz", "/ready")) {
+      assertThat(get(path).statusCode()).as(path).isEqualTo(200);
+      assertThat(get(agent.adminAddress(), path).statusCode()).as("admin " + path).isEqualTo(200);
+    }
     assertThat(get("/readyz?verbose").body()).contains("[+]server-connected ok");
-    String metrics = get("/metrics").body();
+    // The health port answers health questions only; metrics and the dashboard are on the admin port.
+    assertThat(get("/metrics").statusCode()).isEqualTo(404);
+    assertThat(get("/dashboard").statusCode()).isEqualTo(404);
+    String metrics = get(agent.adminAddress(), "/metrics").body();
     assertThat(metrics).contains(
         "konnectivity_network_proxy_agent_open_server_connections 1",
         "konnectivity_network_proxy_agent_known_server_count 1",

@@ -24,16 +24,16 @@ class DashboardStateIntegrationTest {
   }
 
   private DashboardJson state() throws Exception {
-    return DashboardJson.fetch(fx.server.healthAddress());
+    return DashboardJson.fetch(fx.server.adminAddress());
   }
 
   private DashboardJson awaitState(Predicate<DashboardJson> condition) {
-    return DashboardJson.awaitState(fx.server.healthAddress(), condition);
+    return DashboardJson.awaitState(fx.server.adminAddress(), condition);
   }
 
   @Test
   void showsAgentsPendingAndEstablishedConnectionsBytesAndDraining() throws Exception {
-    fx = new ServerFixture();
+    fx = new ServerFixture(b -> b.adminPort(0));
     DashboardJson empty = state();
     assertThat(empty.component()).isEqualTo("tunnel-server");
     assertThat(empty.titles()).containsExactly("Server", "Agents", "Readiness");
@@ -89,7 +89,7 @@ class DashboardStateIntegrationTest {
 
   @Test
   void anAgentThatDisconnectsLeavesTheTable() throws Exception {
-    fx = new ServerFixture();
+    fx = new ServerFixture(b -> b.adminPort(0));
     TestStream a = fx.agent("agent-a", null);
     fx.agent("agent-b", "ipv4=10.0.0.9");
     assertThat(state().rows("Agents")).extracting(r -> r.get("agent")).containsExactly("agent-a", "agent-b");

@@ -34,6 +34,10 @@ class HealthEndpointsIntegrationTest {
     fx = new ServerFixture();
     InetSocketAddress health = fx.server.healthAddress();
     assertThat(get(health, "/healthz").statusCode()).isEqualTo(200);
+    // Health answers only, as upstream's health port: metrics and the dashboard are on the admin port.
+    for (String path : new String[] {"/metrics", "/dashboard", "/dashboard/state", "/livez/../metrics"}) {
+      assertThat(get(health, path).statusCode()).as(path).isEqualTo(404);
+    }
     assertThat(get(health, "/healthz").body()).isEqualTo("ok");
     for (String path : new String[] {"/readyz", "/ready"}) {
       HttpResponse<String> r = get(health, path);
@@ -64,7 +68,7 @@ class HealthEndpointsIntegrationTest {
     await().atMost(Duration.ofSeconds(10)).until(() ->
         fx.metric("konnectivity_network_proxy_server_pending_backend_dials") == 1);
 
-    String body = get(fx.server.healthAddress(), "/metrics").body();
+    String body = get(fx.server.adminAddress(), "/metrics").body();
     assertThat(body)
         .contains("konnectivity_network_proxy_server_ready_backends{proxy_strategy=\"default\"} 1.0")
         .contains("konnectivity_network_proxy_server_ready_backends{proxy_strategy=\"destHost\"} 1.0")

@@ -153,6 +153,56 @@ class HttpConnectIntegrationTest {
   }
 
   @Test
+  void requestLineIsReadAsStrictlyAsGoDoes() throws Exception {
+    start(b -> b, null);
+    InetSocketAddress a = (InetSocketAddress) fx.server.frontendAddress();
+    String malformed = "malformed HTTP request line (expected: METHOD SP target SP HTTP/1.1)";
+    for (String line : java.util.List.of("CONNECT  10.0.0.5:443 HTTP/1.1", "CONNECT 10.0.0.5:443  HTTP/1.1",
+        "CONNECT\t10.0.0.5:443 HTTP/1.1", " CONNECT 10.0.0.5:443 HTTP/1.1", "CONNECT 10.0.0.5:443 HTTP/1.1 ",
+        "CONNECT 10.0.0.5:443 http/1.1", "CONNECT 10.0.0.5:443", "CONNECT 10.0.0.5:443 HTTP/1.1 x",
+        "CONNECT 10.0.0.\u00e95:443 HTTP/1.1", "")) {
+      try (Socket s = new Socket("127.0.0.1", a.getPort())) {
+        s.setSoTimeout(10_000);
+        write(s, line + "\r\nHost: 10.0.0.5:443\r\n\r\n");
+        assertThat(readToEof(s.getInputStream())).as(line).isEqualTo(errorResponse(400, "Bad Request", malformed));
+      }
+    }
+    for (String version : java.util.List.of("HTTP/2.0", "HTTP/0.9", "HTTP/1.2")) {
+      try (Socket s = new Socket("127.0.0.1", a.getPort())) {
+        s.setSoTimeout(10_000);
+        write(s, "CONNECT 10.0.0.5:443 " + version + "\r\n\r\n");
+        assertThat(readToEof(s.getInputStream())).as(version).isEqualTo(errorResponse(505,
+            "HTTP Version Not Supported", "unsupported protocol version " + version + " (expected: HTTP/1.0 or HTTP/1.1)"));
+      }
+    }
+    try (Socket s = new Socket("127.0.0.1", a.getPort())) {
+      s.setSoTimeout(10_000);
+      write(s, "CONNECT " + "a".repeat(RequestLineCheck.MAX_LINE + 10));
+      assertThat(readToEof(s.getInputStream())).isEqualTo(errorResponse(400, "Bad Request",
+          "request line longer than " + RequestLineCheck.MAX_LINE + " bytes"));
+    }
+    assertThat(fx.metric("konnectivity_network_proxy_server_pending_backend_dials")).isZero();
+  }
+
+  @Test
+  void http10ConnectIsServed() throws Exception {
+    start(b -> b, null);
+    TestStream agent = fx.agent("agent-a", null);
+    try (Socket bareLf = new Socket("127.0.0.1", ((InetSocketAddress) fx.server.frontendAddress()).getPort())) {
+      bareLf.setSoTimeout(10_000);
+      write(bareLf, "CONNECT 10.0.0.5:443 HTTP/1.1\n\n");
+      assertThat(readToEof(bareLf.getInputStream()))
+          .isEqualTo(errorResponse(400, "Bad Request", "request line not ended by CRLF"));
+    }
+    Socket s = connect();
+    write(s, "CONNECT 10.0.0.5:443 HTTP/1.0\r\n\r\n");
+    Packet req = agent.nextPacket(PacketType.DIAL_REQ);
+    assertThat(req.getDialRequest().getAddress()).isEqualTo("10.0.0.5:443");
+    agent.send(Packets.dialRsp(req.getDialRequest().getRandom(), 8));
+    assertThat(readExactly(s.getInputStream(), ESTABLISHED.length())).isEqualTo(ESTABLISHED);
+  }
+
+  @Test
   void noAgentGets500() throws Exception {
     start(b -> b, null);
     Socket s = connect();
