@@ -102,7 +102,8 @@ public final class Quickstart implements AutoCloseable {
             .agentPort(ports.tunnelAgent())
             .healthBindAddress(host)
             .healthPort(ports.tunnelHealth())
-            .adminPort(-1)
+            .adminBindAddress(host)
+            .adminPort(ports.tunnelAdmin())
             .build())
         .timeSource(time)
         .registry(new PrometheusRegistry())
@@ -115,7 +116,8 @@ public final class Quickstart implements AutoCloseable {
             .agentId("quickstart-agent")
             .healthServerHost(host)
             .healthServerPort(ports.agentHealth())
-            .adminServerPort(-1)
+            .adminBindAddress(host)
+            .adminServerPort(ports.agentAdmin())
             .build(),
         time, new PrometheusRegistry()));
     bindOrExplain("tunnel agent", agent::start);
@@ -315,8 +317,9 @@ public final class Quickstart implements AutoCloseable {
     g.append("  gRPC frontend (ProxyService.Proxy): ").append(hostPort(server.grpcFrontendAddress())).append('\n');
     g.append("  agents connect to:                  ").append(hostPort(server.agentAddress())).append('\n');
     g.append("  server health:  curl http://").append(hostPort(server.healthAddress())).append("/readyz")
-        .append("   metrics: curl http://").append(hostPort(server.healthAddress())).append("/metrics\n");
-    g.append("  agent health:   curl http://").append(hostPort(agent.healthAddress())).append("/readyz?verbose\n");
+        .append("   metrics: curl http://").append(hostPort(server.adminAddress())).append("/metrics\n");
+    g.append("  agent health:   curl http://").append(hostPort(agent.healthAddress())).append("/readyz?verbose")
+        .append("   metrics: curl http://").append(hostPort(agent.adminAddress())).append("/metrics\n");
     g.append("\nControl plane (dds RuleService.Observe + Linkerd Destination) on ")
         .append(hostPort(controlPlane.grpcAddress())).append(", rules and services from ")
         .append(workDir.resolve("control-plane")).append(" (edit them: changes are pushed)\n");
@@ -354,8 +357,8 @@ public final class Quickstart implements AutoCloseable {
   /** Each component's {@code /dashboard} page, by component, in start order. */
   public Map<String, String> dashboards() {
     Map<String, String> urls = new LinkedHashMap<>();
-    urls.put("tunnel server", dashboardUrl(server.healthAddress()));
-    urls.put("tunnel agent", dashboardUrl(agent.healthAddress()));
+    urls.put("tunnel server", dashboardUrl(server.adminAddress()));
+    urls.put("tunnel agent", dashboardUrl(agent.adminAddress()));
     urls.put("control plane", dashboardUrl(controlPlane.adminAddress()));
     urls.put("service proxy", dashboardUrl(serviceProxy.adminAddress()));
     urls.put("sidecar", dashboardUrl(sidecar.adminAddress()));
