@@ -1,6 +1,7 @@
 package dev.portage.tunnel.agent;
 
 import dev.portage.api.konnectivity.PacketType;
+import dev.portage.tunnel.internal.GoStatusCodes;
 import io.grpc.Status;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
@@ -44,7 +45,14 @@ final class AgentMetrics {
   private final Counter flowControlErrors;
   private final Counter flowControlPauses;
   private final Gauge queuePeakBytes;
+  private final Gauge connectionFailures;
+  private final Counter leaseLists;
+  private final Counter leaseWatches;
+  private final Histogram leaseListLatency;
   private final AtomicLong queuePeak = new AtomicLong();
+
+  /** Upstream's agent buckets, for dials and lease lists. */
+  private static final double[] BUCKETS = {0.005, 0.025, 0.1, 0.5, 2.5, 10, 30};
 
   AgentMetrics(PrometheusRegistry registry) {
     dialDuration =
@@ -52,7 +60,7 @@ final class AgentMetrics {
             .name(PREFIX + "dial_duration_seconds")
             .help("Latency of dial to the remote endpoint in seconds")
             .classicOnly()
-            .classicUpperBounds(0.005, 0.025, 0.1, 0.5, 2.5, 10, 30)
+            .classicUpperBounds(BUCKETS)
             .register(registry);
     dialFailures =
         Counter.builder()
@@ -120,6 +128,36 @@ final class AgentMetrics {
             .name(PREFIX + "endpoint_queue_peak_bytes")
             .help("Most bytes any one endpoint connection has held queued toward its endpoint since start (Portage).")
             .register(registry);
+    // Upstream's deprecated counter; a gauge here so the name stays without a _total suffix.
+    connectionFailures =
+        Gauge.builder()
+            .name(PREFIX + "server_connection_failure_count")
+            .help("Count of failures to send to or receive from the proxy server, labeled by the direction "
+                + "(from_server or to_server). DEPRECATED, please use stream_packets_total")
+            .labelNames("direction")
+            .register(registry);
+    leaseLists =
+        Counter.builder()
+            .name(PREFIX + "lease_lists_total")
+            .help("Count of server lease lists, by HTTP response code and reason.")
+            .labelNames("http_response_code", "reason")
+            .register(registry);
+    leaseWatches =
+        Counter.builder()
+            .name(PREFIX + "lease_watches_total")
+            .help("Count of server lease watches, by HTTP response code and reason (Portage lists, it does not watch).")
+            .labelNames("http_response_code", "reason")
+            .register(registry);
+    leaseListLatency =
+        Histogram.builder()
+            .name(PREFIX + "lease_list_latency_seconds")
+            .help("Latency of server lease lists in seconds, by HTTP response code.")
+            .classicOnly()
+            .classicUpperBounds(BUCKETS)
+            .labelNames("http_response_code")
+            .register(registry);
+    connectionFailures.labelValues("from_server").set(0);
+    connectionFailures.labelValues("to_server").set(0);
     flowControlConnections.set(0);
     flowControlPaused.set(0);
     queuePeakBytes.set(0);
@@ -186,29 +224,26 @@ final class AgentMetrics {
 
   /** A stream failure while receiving; upstream labels it with an empty packet type. */
   void receiveError(Status status) {
-    streamErrors.labelValues(TO_AGENT, goCode(status.getCode()), "Unknown").inc();
+    streamErrors.labelValues(TO_AGENT, GoStatusCodes.name(status.getCode()), "Unknown").inc();
+    connectionFailures.labelValues("from_server").inc();
   }
 
   void sendError(Status status, PacketType type) {
-    streamErrors.labelValues(FROM_AGENT, goCode(status.getCode()), type.name()).inc();
+    streamErrors.labelValues(FROM_AGENT, GoStatusCodes.name(status.getCode()), type.name()).inc();
+    connectionFailures.labelValues("to_server").inc();
+  }
+
+  /**
+   * One list of server leases ended with HTTP {@code code} (0: no answer) and Kubernetes status reason
+   * {@code reason} ("" on success) after {@code seconds}.
+   */
+  void leaseList(int code, String reason, double seconds) {
+    leaseLists.labelValues(Integer.toString(code), reason).inc();
+    leaseListLatency.labelValues(Integer.toString(code)).observe(seconds);
   }
 
   void endpointQueueOverflow() {
     endpointQueueOverflows.inc();
   }
 
-  /** grpc-go spells status codes in CamelCase ({@code DeadlineExceeded}, {@code Canceled}). */
-  static String goCode(Status.Code code) {
-    if (code == Status.Code.CANCELLED) {
-      return "Canceled";
-    }
-    if (code == Status.Code.OK) {
-      return "OK";
-    }
-    StringBuilder sb = new StringBuilder();
-    for (String part : code.name().split("_")) {
-      sb.append(part.charAt(0)).append(part.substring(1).toLowerCase(java.util.Locale.ROOT));
-    }
-    return sb.toString();
-  }
 }

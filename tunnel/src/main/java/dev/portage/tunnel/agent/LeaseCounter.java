@@ -1,5 +1,6 @@
 package dev.portage.tunnel.agent;
 
+import dev.portage.core.time.Ticker;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpec;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -28,12 +29,16 @@ final class LeaseCounter {
   private final String labelSelector;
   private final InstantSource wall;
   private final Executor blocking;
+  private final Ticker ticker;
+  private final AgentMetrics metrics;
   private final AtomicBoolean refreshing = new AtomicBoolean();
   private volatile List<Instant> expiries;
 
-  LeaseCounter(
-      KubernetesClient client, String namespace, String labelSelector, InstantSource wall, Executor blocking) {
+  LeaseCounter(KubernetesClient client, String namespace, String labelSelector, InstantSource wall, Ticker ticker,
+      Executor blocking, AgentMetrics metrics) {
     this.client = client;
+    this.ticker = ticker;
+    this.metrics = metrics;
     this.namespace = namespace;
     this.labelSelector = labelSelector;
     this.wall = wall;
@@ -71,9 +76,11 @@ final class LeaseCounter {
 
   /** Lists the leases now, on the calling thread; failures keep the previous result. */
   void refreshNow() {
+    long start = ticker.nanoTime();
     try {
       List<Lease> leases =
           client.leases().inNamespace(namespace).withLabelSelector(labelSelector).list().getItems();
+      metrics.leaseList(200, "", (ticker.nanoTime() - start) / 1e9);
       List<Instant> result = new ArrayList<>(leases.size());
       for (Lease lease : leases) {
         Instant expiry = expiry(lease.getSpec());
@@ -83,6 +90,8 @@ final class LeaseCounter {
       }
       expiries = result;
     } catch (KubernetesClientException e) {
+      metrics.leaseList(e.getCode(), e.getStatus() == null || e.getStatus().getReason() == null ? ""
+          : e.getStatus().getReason(), (ticker.nanoTime() - start) / 1e9);
       log.warn("Cannot list server leases in {} ({}): {}", namespace, labelSelector, e.getMessage());
     }
   }

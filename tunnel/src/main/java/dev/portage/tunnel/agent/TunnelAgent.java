@@ -5,9 +5,9 @@ import dev.portage.core.admin.AdminServer;
 import dev.portage.core.admin.HealthCheck;
 import dev.portage.core.net.NettyTransport;
 import dev.portage.core.time.TimeSource;
-import io.fabric8.kubernetes.client.Config;
+import dev.portage.core.admin.Profiling;
+import dev.portage.tunnel.kube.KubeClients;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.netty.channel.EventLoopGroup;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
@@ -54,6 +54,7 @@ public final class TunnelAgent implements AutoCloseable {
   private volatile ClientSet clients;
   private AdminServer health; // guarded by this
   private AdminServer admin; // guarded by this
+  private Profiling profiling; // guarded by this
   private boolean started; // guarded by this
   private boolean closed; // guarded by this
 
@@ -96,7 +97,8 @@ public final class TunnelAgent implements AutoCloseable {
       LeaseCounter leases = null;
       if (config.countServerLeases()) {
         KubernetesClient kube = givenKubeClient != null ? givenKubeClient : (ownKubeClient = kubeClient());
-        leases = new LeaseCounter(kube, config.leaseNamespace(), config.leaseLabelSelector(), time.wall(), blocking);
+        leases = new LeaseCounter(kube, config.leaseNamespace(), config.leaseLabelSelector(), time.wall(),
+            time.ticker(), blocking, metrics);
       }
       clients = new ClientSet(ctx, leases == null ? null : leases::count, new SplittableRandom());
       if (config.healthServerPort() >= 0) {
@@ -112,7 +114,12 @@ public final class TunnelAgent implements AutoCloseable {
             .start();
       }
       if (config.adminServerPort() >= 0) {
-        admin = AdminServer.builder()
+        AdminServer.Builder adminBuilder = AdminServer.builder();
+        if (config.enableProfiling()) {
+          profiling = Profiling.start(config.enableContentionProfiling(), time.wall());
+          profiling.addRoutes(adminBuilder);
+        }
+        admin = adminBuilder
             .bindAddress(config.adminBindAddress())
             .port(config.adminServerPort())
             .registry(registry)
@@ -137,11 +144,9 @@ public final class TunnelAgent implements AutoCloseable {
     }
   }
 
+  /** Lease counting's client, with client-go's default request rate (upstream's agent has no QPS flags). */
   private KubernetesClient kubeClient() throws IOException {
-    Config kubeConfig = config.kubeconfig() == null
-        ? Config.autoConfigure(null)
-        : Config.fromKubeconfig(config.kubeconfig().toFile());
-    return new KubernetesClientBuilder().withConfig(kubeConfig).build();
+    return KubeClients.create(config.kubeconfig(), 0, 0, config.kubeApiContentType());
   }
 
   private HealthCheck.Result serverConnected() {
@@ -241,6 +246,9 @@ public final class TunnelAgent implements AutoCloseable {
     }
     if (admin != null) {
       admin.close();
+    }
+    if (profiling != null) {
+      profiling.close();
     }
     if (ownKubeClient != null) {
       ownKubeClient.close();

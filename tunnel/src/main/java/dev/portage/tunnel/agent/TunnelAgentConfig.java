@@ -1,5 +1,6 @@
 package dev.portage.tunnel.agent;
 
+import dev.portage.tunnel.wire.AgentIdentifiers;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -39,6 +40,10 @@ import java.util.UUID;
  * @param leaseLabelSelector {@code --lease-label-selector}
  * @param serverCountSource {@code --server-count-source}
  * @param kubeconfig {@code --kubeconfig}; null means in-cluster or the default kubeconfig
+ * @param kubeApiContentType {@code --kube-api-content-type} (the client speaks JSON; see {@code KubeClients})
+ * @param enableProfiling {@code --enable-profiling}: JFR and thread dumps under {@code /debug/pprof/} on
+ *     the admin listener
+ * @param enableContentionProfiling {@code --enable-contention-profiling} (needs {@code enableProfiling})
  * @param flowControlWindow Portage only: per-connection credit window in bytes, offered to servers
  *     through the {@code portage-flow-control} metadata key; 0 turns it off (4 MiB by default)
  */
@@ -68,7 +73,10 @@ public record TunnelAgentConfig(
     String leaseLabelSelector,
     ServerCountSource serverCountSource,
     Path kubeconfig,
-    long flowControlWindow) {
+    long flowControlWindow,
+    String kubeApiContentType,
+    boolean enableProfiling,
+    boolean enableContentionProfiling) {
 
   /** Where the agent takes the number of servers it must connect to. */
   public enum ServerCountSource {
@@ -105,6 +113,12 @@ public record TunnelAgentConfig(
     requirePort("proxyServerPort", proxyServerPort, false);
     requireNonEmpty("agentId", agentId);
     Objects.requireNonNull(agentIdentifiers, "agentIdentifiers");
+    AgentIdentifiers.parseStrict(agentIdentifiers);
+    Objects.requireNonNull(kubeApiContentType, "kubeApiContentType");
+    if (enableContentionProfiling && !enableProfiling) {
+      throw new IllegalArgumentException(
+          "if --enable-contention-profiling is set, --enable-profiling must also be set");
+    }
     alpnProtos = List.copyOf(Objects.requireNonNull(alpnProtos, "alpnProtos"));
     Objects.requireNonNull(healthServerHost, "healthServerHost");
     requirePort("healthServerPort", healthServerPort, true);
@@ -208,6 +222,9 @@ public record TunnelAgentConfig(
     private String leaseLabelSelector = "k8s-app=konnectivity-server";
     private ServerCountSource serverCountSource = ServerCountSource.DEFAULT;
     private Path kubeconfig;
+    private String kubeApiContentType = "application/vnd.kubernetes.protobuf";
+    private boolean enableProfiling;
+    private boolean enableContentionProfiling;
     private long flowControlWindow = 4L << 20;
 
     private Builder() {}
@@ -238,6 +255,9 @@ public record TunnelAgentConfig(
       leaseLabelSelector = c.leaseLabelSelector;
       serverCountSource = c.serverCountSource;
       kubeconfig = c.kubeconfig;
+      kubeApiContentType = c.kubeApiContentType;
+      enableProfiling = c.enableProfiling;
+      enableContentionProfiling = c.enableContentionProfiling;
       flowControlWindow = c.flowControlWindow;
     }
 
@@ -266,6 +286,9 @@ public record TunnelAgentConfig(
     public Builder leaseLabelSelector(String v) { leaseLabelSelector = v; return this; }
     public Builder serverCountSource(ServerCountSource v) { serverCountSource = v; return this; }
     public Builder kubeconfig(Path v) { kubeconfig = v; return this; }
+    public Builder kubeApiContentType(String v) { kubeApiContentType = v; return this; }
+    public Builder enableProfiling(boolean v) { enableProfiling = v; return this; }
+    public Builder enableContentionProfiling(boolean v) { enableContentionProfiling = v; return this; }
     /** Portage only ({@code --flow-control-window}; {@code 0} is {@code --flow-control=false}). */
     public Builder flowControlWindow(long v) { flowControlWindow = v; return this; }
 
@@ -276,7 +299,8 @@ public record TunnelAgentConfig(
           caCert, agentCert, agentKey, alpnProtos, healthServerHost, healthServerPort,
           adminBindAddress, adminServerPort, syncInterval, syncIntervalCap, probeInterval,
           keepaliveTime, syncForever, xfrChannelSize, dialTimeout, countServerLeases,
-          leaseNamespace, leaseLabelSelector, serverCountSource, kubeconfig, flowControlWindow);
+          leaseNamespace, leaseLabelSelector, serverCountSource, kubeconfig, flowControlWindow,
+          kubeApiContentType, enableProfiling, enableContentionProfiling);
     }
   }
 }

@@ -290,6 +290,8 @@ final class AgentStreamHandler implements ServerCallHandler<DirectPacket, Packet
 
     @Override
     public void onCancel() {
+      // The agent went away (cancelled, or its connection broke): upstream's Recv fails and counts it.
+      metrics.streamError(ServerMetrics.FROM_AGENT, Status.Code.CANCELLED, null);
       gone("stream cancelled");
     }
 

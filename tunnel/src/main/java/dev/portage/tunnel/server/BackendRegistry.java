@@ -134,6 +134,7 @@ final class BackendRegistry {
       for (ProxyStrategy s : ProxyStrategy.values()) {
         metrics.readyBackends(s, candidates(snapshot, s, null).size());
       }
+      metrics.readyBackendConnections(snapshot.size());
     }
   }
 

@@ -97,6 +97,8 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
 
   @Override
   public void onCancel() {
+    // The client cancelled (or its connection broke): upstream's Recv fails with Canceled and counts it.
+    metrics.streamError(ServerMetrics.FROM_CLIENT, Status.Code.CANCELLED, null);
     serial.execute(() -> frontendGone(false));
   }
 

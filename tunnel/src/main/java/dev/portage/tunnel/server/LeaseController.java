@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -33,11 +34,14 @@ final class LeaseController implements AutoCloseable {
   private final Map<String, String> labels;
   private final String serverId;
   private final String name;
+  private final ServerMetrics metrics;
   private ScheduledFuture<?> renewTask;
   private ScheduledFuture<?> gcTask;
 
-  LeaseController(KubernetesClient client, TimeSource time, String namespace, Map<String, String> labels, String serverId) {
+  LeaseController(KubernetesClient client, TimeSource time, String namespace, Map<String, String> labels,
+      String serverId, ServerMetrics metrics) {
     this.client = client;
+    this.metrics = metrics;
     this.time = time;
     this.namespace = namespace;
     this.labels = Map.copyOf(labels);
@@ -91,18 +95,39 @@ final class LeaseController implements AutoCloseable {
   /** Deletes leases (other than this server's) whose renew or acquire time plus duration has passed. */
   void collectExpired() {
     Instant now = time.wall().instant();
+    long start = time.ticker().nanoTime();
+    List<Lease> leases;
     try {
-      for (Lease lease : client.resources(Lease.class).inNamespace(namespace).withLabels(labels).list().getItems()) {
-        String leaseName = lease.getMetadata().getName();
-        if (name.equals(leaseName) || isLive(lease, now)) {
-          continue;
-        }
-        client.resources(Lease.class).inNamespace(namespace).withName(leaseName).delete();
-        log.info("expired server lease {}/{} deleted", namespace, leaseName);
-      }
+      leases = client.resources(Lease.class).inNamespace(namespace).withLabels(labels).list().getItems();
+      metrics.leaseList(200, "", seconds(start));
     } catch (KubernetesClientException e) {
+      metrics.leaseList(e.getCode(), reason(e), seconds(start));
       log.warn("collecting expired server leases in {} failed", namespace, e);
+      return;
     }
+    for (Lease lease : leases) {
+      String leaseName = lease.getMetadata().getName();
+      if (name.equals(leaseName) || isLive(lease, now)) {
+        continue;
+      }
+      long deleteStart = time.ticker().nanoTime();
+      try {
+        client.resources(Lease.class).inNamespace(namespace).withName(leaseName).delete();
+        metrics.leaseDelete(200, "", seconds(deleteStart), true);
+        log.info("expired server lease {}/{} deleted", namespace, leaseName);
+      } catch (KubernetesClientException e) {
+        metrics.leaseDelete(e.getCode(), reason(e), seconds(deleteStart), false);
+        log.warn("deleting expired server lease {}/{} failed", namespace, leaseName, e);
+      }
+    }
+  }
+
+  private double seconds(long startNanos) {
+    return (time.ticker().nanoTime() - startNanos) / 1e9;
+  }
+
+  private static String reason(KubernetesClientException e) {
+    return e.getStatus() == null || e.getStatus().getReason() == null ? "" : e.getStatus().getReason();
   }
 
   /** Live while renewTime (or acquireTime) + duration is after {@code now}. */

@@ -232,7 +232,6 @@ final class PacketRouter {
       return;
     }
     d.cancelTimer();
-    metrics.dialDuration(time.ticker().nanoTime() - d.startNanos);
     if (!rsp.getError().isEmpty() || rsp.getConnectID() == 0) {
       metrics.dialFailure(DialFailure.ERROR_RESPONSE);
       String error = rsp.getError().isEmpty() ? "agent answered the dial without a connectID" : rsp.getError();
@@ -246,6 +245,7 @@ final class PacketRouter {
       d.frontend.dialFailed(d.random, "agent reused connectID " + rsp.getConnectID());
       return;
     }
+    metrics.dialDuration(time.ticker().nanoTime() - d.startNanos); // successful dials only, as upstream
     metrics.established(1);
     d.frontend.dialEstablished(backend, d.random, rsp.getConnectID());
   }

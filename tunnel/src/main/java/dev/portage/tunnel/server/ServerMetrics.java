@@ -1,6 +1,7 @@
 package dev.portage.tunnel.server;
 
 import dev.portage.api.konnectivity.PacketType;
+import dev.portage.tunnel.internal.GoStatusCodes;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.Histogram;
@@ -8,10 +9,11 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The tunnel server's metrics, with upstream proxy-server names (prefix {@code
- * konnectivity_network_proxy_}) so existing dashboards keep working. {@code server_dial_failure_count}
- * is monotonic but declared as a gauge: a Prometheus-Java counter would be exposed as {@code
- * ..._count_total}, breaking the upstream name. Thread-safe.
+ * The tunnel server's metrics, with upstream proxy-server names, labels and histogram buckets (prefix
+ * {@code konnectivity_network_proxy_}) so existing dashboards keep working. Upstream's counters whose
+ * names end in {@code _count} ({@code dial_failure_count}, {@code culled_leases_count}) are monotonic
+ * but declared as gauges: a Prometheus-Java counter would be exposed as {@code ..._count_total},
+ * breaking the upstream name. Status codes are spelled as grpc-go spells them. Thread-safe.
  */
 final class ServerMetrics {
   static final String PREFIX = "konnectivity_network_proxy_server_";
@@ -62,19 +64,28 @@ final class ServerMetrics {
   private final Counter flowControlPauses;
   private final Gauge queuePeakBytes;
   private final Counter tokenReviews;
+  private final Gauge readyBackendConnections;
+  private final Gauge culledLeases;
+  private final Counter leaseDeletes;
+  private final Counter leaseLists;
+  private final Histogram leaseDeleteLatency;
+  private final Histogram leaseListLatency;
   private final AtomicLong queuePeak = new AtomicLong();
 
   ServerMetrics(PrometheusRegistry registry) {
-    double[] latency = {0.005, 0.025, 0.1, 0.5, 2.5, 12.5};
+    // upstream's buckets for both (pkg/server/metrics)
+    double[] latency = {0.000001, 0.00001, 0.0001, 0.005, 0.025, 0.1, 0.5, 2.5, 12.5};
     dialDuration = Histogram.builder()
         .name(PREFIX + "dial_duration_seconds")
         .help("Latency of dial to the remote endpoint in seconds")
+        .classicOnly()
         .classicUpperBounds(latency)
         .register(registry);
     frontendWriteDuration = Histogram.builder()
         .name(PREFIX + "frontend_write_duration_seconds")
         .help("Latency of write to the frontend in seconds")
-        .classicUpperBounds(0.0001, 0.001, 0.01, 0.1, 1)
+        .classicOnly()
+        .classicUpperBounds(latency)
         .register(registry);
     grpcConnections = Gauge.builder()
         .name(PREFIX + "grpc_connections")
@@ -150,6 +161,38 @@ final class ServerMetrics {
         .help("Agent token checks by outcome: reviewed, cached, error, overload (refused at once), timeout (Portage)")
         .labelNames("outcome")
         .register(registry);
+    readyBackendConnections = Gauge.builder()
+        .name(PREFIX + "ready_backend_connections")
+        .help("Number of konnectivity agent connected to the proxy server. DEPRECATED, please use ready_backends")
+        .register(registry);
+    culledLeases = Gauge.builder()
+        .name(PREFIX + "culled_leases_count")
+        .help("Count of expired leases that the lease garbage collection controller has culled (monotonic)")
+        .register(registry);
+    leaseDeletes = Counter.builder()
+        .name(PREFIX + "lease_delete_total")
+        .help("Count of lease deletion calls by the server, by HTTP status code and reason")
+        .labelNames("http_status_code", "reason")
+        .register(registry);
+    leaseLists = Counter.builder()
+        .name(PREFIX + "lease_list_total")
+        .help("Count of lease list calls by the server, by HTTP status code and reason")
+        .labelNames("http_status_code", "reason")
+        .register(registry);
+    leaseDeleteLatency = Histogram.builder()
+        .name(PREFIX + "lease_delete_latency_seconds")
+        .help("Latency of lease deletion calls by the server, by HTTP status code")
+        .classicOnly()
+        .labelNames("http_status_code")
+        .register(registry);
+    leaseListLatency = Histogram.builder()
+        .name(PREFIX + "lease_list_latency_seconds")
+        .help("Latency of lease list calls by the server, by HTTP status code")
+        .classicOnly()
+        .labelNames("http_status_code")
+        .register(registry);
+    readyBackendConnections.set(0);
+    culledLeases.set(0);
     for (ProxyStrategy s : ProxyStrategy.values()) {
       readyBackends.labelValues(s.flagName()).set(0);
     }
@@ -182,6 +225,26 @@ final class ServerMetrics {
 
   void readyBackends(ProxyStrategy strategy, int n) {
     readyBackends.labelValues(strategy.flagName()).set(n);
+  }
+
+  /** Agent streams registered, whatever the strategies say (upstream's deprecated gauge). */
+  void readyBackendConnections(int n) {
+    readyBackendConnections.set(n);
+  }
+
+  /** One list of server leases: HTTP {@code code} (0: no answer), status {@code reason} ("" on success). */
+  void leaseList(int code, String reason, double seconds) {
+    leaseLists.labelValues(Integer.toString(code), reason).inc();
+    leaseListLatency.labelValues(Integer.toString(code)).observe(seconds);
+  }
+
+  /** One lease deletion, as {@link #leaseList}; {@code culled} when it removed an expired lease. */
+  void leaseDelete(int code, String reason, double seconds, boolean culled) {
+    leaseDeletes.labelValues(Integer.toString(code), reason).inc();
+    leaseDeleteLatency.labelValues(Integer.toString(code)).observe(seconds);
+    if (culled) {
+      culledLeases.inc();
+    }
   }
 
   void pendingDials(int n) {
@@ -241,6 +304,6 @@ final class ServerMetrics {
   }
 
   void streamError(String segment, io.grpc.Status.Code code, PacketType type) {
-    streamErrors.labelValues(segment, code.name(), type == null ? "Unknown" : type.name()).inc();
+    streamErrors.labelValues(segment, GoStatusCodes.name(code), type == null ? "Unknown" : type.name()).inc();
   }
 }

@@ -10,6 +10,7 @@ import dev.portage.core.admin.AdminHandler;
 import dev.portage.core.admin.AdminResponse;
 import dev.portage.core.admin.AdminServer;
 import dev.portage.core.admin.HealthCheck;
+import dev.portage.core.admin.Profiling;
 import dev.portage.core.net.NettyTransport;
 import io.grpc.Server;
 import io.netty.buffer.ByteBufAllocator;
@@ -131,7 +132,7 @@ public final class TunnelServer implements AutoCloseable {
       }
       if (config.enableLeaseController()) {
         LeaseController leases = new LeaseController(requireKubernetes("the lease controller"), time,
-            config.leaseNamespace(), config.leaseLabels(), config.serverId());
+            config.leaseNamespace(), config.leaseLabels(), config.serverId(), metrics);
         closeables.add(leases);
         leases.start();
       }
@@ -242,16 +243,26 @@ public final class TunnelServer implements AutoCloseable {
    * the admin server's check summary.
    */
   private AdminServer startHealth(String host, int port) throws IOException {
-    return startAdminServer(AdminServer.builder().healthOnly(), host, port);
+    return startAdminServer(AdminServer.builder().healthOnly().eventLoopGroup(ioGroup()), host, port);
   }
 
-  /** The admin listener: health paths, {@code /metrics}, {@code /dashboard}. */
+  /**
+   * The admin listener: health paths, {@code /metrics}, {@code /dashboard}, and with profiling on
+   * {@code /debug/pprof/}. It runs on a thread of its own (the health listener shares the tunnels'
+   * loops): a profile or a large scrape never holds up a tunnel.
+   */
   private AdminServer startAdmin(String host, int port) throws IOException {
-    return startAdminServer(AdminServer.builder()
+    AdminServer.Builder builder = AdminServer.builder()
         .registry(registry)
         .readinessCheck("proxy-agents", () -> router.backends().ready()
             ? HealthCheck.Result.ok() : HealthCheck.Result.failed(NOT_READY))
-        .dashboard(DashboardState.COMPONENT, new DashboardState(config, router)), host, port);
+        .dashboard(DashboardState.COMPONENT, new DashboardState(config, router));
+    if (config.enableProfiling()) {
+      Profiling profiling = Profiling.start(config.enableContentionProfiling(), time.wall());
+      closeables.add(profiling);
+      profiling.addRoutes(builder);
+    }
+    return startAdminServer(builder, host, port);
   }
 
   private AdminServer startAdminServer(AdminServer.Builder builder, String host, int port) throws IOException {
@@ -261,7 +272,6 @@ public final class TunnelServer implements AutoCloseable {
     AdminServer server = builder
         .bindAddress(host.isEmpty() ? "0.0.0.0" : host)
         .port(port)
-        .eventLoopGroup(ioGroup())
         .timeSource(time)
         .wallClock(time.wall())
         .route("/healthz", request -> AdminResponse.text(200, "ok"))

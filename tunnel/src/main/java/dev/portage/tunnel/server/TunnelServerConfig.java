@@ -26,6 +26,8 @@ import java.util.UUID;
  *       for credit half of the time on a loaded box</td></tr>
  *   <tr><td>backendDialTimeout</td><td>0 (none)</td></tr>
  *   <tr><td>headerReadTimeout</td><td>60 s (HTTP CONNECT request head)</td></tr>
+ *   <tr><td>enableProfiling / enableContentionProfiling</td><td>false / false: JFR recording and thread
+ *       dumps under {@code /debug/pprof/} on the admin listener (contention needs profiling)</td></tr>
  *   <tr><td>maxPendingHeads</td><td>1024 HTTP CONNECT connections still sending their request head;
  *       more are closed at accept (established tunnels do not count)</td></tr>
  * </table>
@@ -62,7 +64,9 @@ public record TunnelServerConfig(
     Duration gracefulShutdownTimeout,
     int grpcFrontendPort,
     long flowControlWindow,
-    int maxPendingHeads) {
+    int maxPendingHeads,
+    boolean enableProfiling,
+    boolean enableContentionProfiling) {
 
   public TunnelServerConfig {
     requireText(serverId, "serverId");
@@ -120,6 +124,10 @@ public record TunnelServerConfig(
     if (flowControlWindow < 0 || flowControlWindow > MAX_FLOW_CONTROL_WINDOW) {
       throw new IllegalArgumentException("flowControlWindow: " + flowControlWindow
           + " (expected: 0 (off) or 1.." + MAX_FLOW_CONTROL_WINDOW + ")");
+    }
+    if (enableContentionProfiling && !enableProfiling) {
+      throw new IllegalArgumentException(
+          "if --enable-contention-profiling is set, --enable-profiling must also be set");
     }
     if (maxPendingHeads < 1) {
       throw new IllegalArgumentException("maxPendingHeads: " + maxPendingHeads + " (expected: > 0)");
@@ -219,6 +227,8 @@ public record TunnelServerConfig(
     private int grpcFrontendPort = -1;
     private long flowControlWindow = 4L << 20;
     private int maxPendingHeads = 1024;
+    private boolean enableProfiling;
+    private boolean enableContentionProfiling;
 
     private Builder() {}
 
@@ -255,6 +265,8 @@ public record TunnelServerConfig(
       grpcFrontendPort = c.grpcFrontendPort;
       flowControlWindow = c.flowControlWindow;
       maxPendingHeads = c.maxPendingHeads;
+      enableProfiling = c.enableProfiling;
+      enableContentionProfiling = c.enableContentionProfiling;
     }
 
     /** Ephemeral ports everywhere, loopback binds: what tests start. */
@@ -313,6 +325,12 @@ public record TunnelServerConfig(
      */
     public Builder maxPendingHeads(int v) { maxPendingHeads = v; return this; }
 
+    /** {@code --enable-profiling}: JFR and thread dumps under {@code /debug/pprof/} on the admin listener. */
+    public Builder enableProfiling(boolean v) { enableProfiling = v; return this; }
+
+    /** {@code --enable-contention-profiling}: the recording takes lock contention too (needs profiling). */
+    public Builder enableContentionProfiling(boolean v) { enableContentionProfiling = v; return this; }
+
     public TunnelServerConfig build() {
       return new TunnelServerConfig(
           serverId, serverCount, mode, serverBindAddress, serverPort, udsName, deleteExistingUdsFile,
@@ -321,7 +339,7 @@ public record TunnelServerConfig(
           frontendKeepaliveTime, proxyStrategies, xfrChannelSize, connectionQueueBytes,
           backendDialTimeout, headerReadTimeout, agentTokenAuth, enableLeaseController,
           leaseNamespace, leaseLabels, gracefulShutdownTimeout, grpcFrontendPort, flowControlWindow,
-          maxPendingHeads);
+          maxPendingHeads, enableProfiling, enableContentionProfiling);
     }
   }
 }

@@ -9,8 +9,9 @@ import java.util.Set;
 
 /**
  * The identifiers an agent announces in the {@code agentidentifiers} request header, URL-query encoded
- * ({@code host=a&host=b&ipv4=1.2.3.4&ipv6=..&cidr=10.0.0.0/8&default-route=true}). Unknown keys are
- * ignored, as upstream does. Immutable and thread-safe.
+ * ({@code host=a&host=b&ipv4=1.2.3.4&ipv6=..&cidr=10.0.0.0/8&default-route=true}). A server ignores
+ * unknown keys, as upstream's does; an agent refuses them in its own flag ({@link #parseStrict}), as
+ * upstream's does. Immutable and thread-safe.
  *
  * @param hosts host names the agent serves ({@code destHost} strategy)
  * @param ipv4 IPv4 addresses the agent serves ({@code destHost})
@@ -35,13 +36,29 @@ public record AgentIdentifiers(
     cidrs = List.copyOf(cidrs);
   }
 
+  /** The identifier types of the wire. */
+  private static final Set<String> KEYS = Set.of("host", "ipv4", "ipv6", "cidr", "default-route");
+
   /**
-   * Parses the header value; {@code null} or empty means {@link #NONE}.
+   * Parses the header value as a server does: {@code null} or empty means {@link #NONE}, unknown keys
+   * are ignored.
    *
    * @throws IllegalArgumentException for a malformed escape, a {@code ;} separator or a
    *     {@code default-route} value that is not a boolean
    */
   public static AgentIdentifiers parse(String query) {
+    return parse(query, false);
+  }
+
+  /**
+   * Parses an agent's own {@code --agent-identifiers} as upstream's agent checks it: as {@link
+   * #parse}, and an unknown key is an error too ({@code unknown address type: <key>}).
+   */
+  public static AgentIdentifiers parseStrict(String query) {
+    return parse(query, true);
+  }
+
+  private static AgentIdentifiers parse(String query, boolean strict) {
     if (query == null || query.isEmpty()) {
       return NONE;
     }
@@ -61,6 +78,10 @@ public record AgentIdentifiers(
       int eq = pair.indexOf('=');
       String key = decode(eq < 0 ? pair : pair.substring(0, eq), query);
       String value = eq < 0 ? "" : decode(pair.substring(eq + 1), query);
+      if (strict && !KEYS.contains(key)) {
+        throw new IllegalArgumentException("agentIdentifiers: unknown address type: " + key
+            + " (expected: host, ipv4, ipv6, cidr or default-route)");
+      }
       switch (key) {
         case "host" -> hosts.add(value);
         case "ipv4" -> ipv4.add(value);

@@ -67,8 +67,15 @@ class LeaseCounterIntegrationTest {
     lease("konnectivity-proxy-server-old", now.minusSeconds(60), null, 30, "konnectivity-server");
     lease("someone-else", now, null, 30, "other");
 
-    LeaseCounter counter = new LeaseCounter(client, "kube-system", LABEL, clock, Runnable::run);
+    io.prometheus.metrics.model.registry.PrometheusRegistry registry = new io.prometheus.metrics.model.registry.PrometheusRegistry();
+    LeaseCounter counter = new LeaseCounter(client, "kube-system", LABEL, clock, clock, Runnable::run,
+        new AgentMetrics(registry));
     assertThat(counter.count()).isEqualTo(3);
+    // upstream's lease list metrics, labelled with the HTTP answer
+    assertThat(TestMetrics.value(registry,
+        "konnectivity_network_proxy_agent_lease_lists_total{http_response_code=\"200\",reason=\"\"}")).isEqualTo(1);
+    assertThat(TestMetrics.value(registry,
+        "konnectivity_network_proxy_agent_lease_list_latency_seconds_count{http_response_code=\"200\"}")).isEqualTo(1);
 
     clock.advance(Duration.ofSeconds(15)); // c (acquired 20 s ago) expires at +10 s
     assertThat(counter.count()).isEqualTo(2);
@@ -78,7 +85,8 @@ class LeaseCounterIntegrationTest {
 
   @Test
   void countIsUnknownUntilTheFirstListCompletes() {
-    LeaseCounter counter = new LeaseCounter(client, "kube-system", LABEL, clock, task -> {});
+    LeaseCounter counter = new LeaseCounter(client, "kube-system", LABEL, clock, clock, task -> {},
+        new AgentMetrics(new io.prometheus.metrics.model.registry.PrometheusRegistry()));
     assertThat(counter.count()).isEqualTo(-1);
   }
 

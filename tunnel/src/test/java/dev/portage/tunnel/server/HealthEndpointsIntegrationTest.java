@@ -78,11 +78,39 @@ class HealthEndpointsIntegrationTest {
         .contains("konnectivity_network_proxy_server_established_connections 0.0")
         .contains("konnectivity_network_proxy_server_dial_failure_count{reason=\"error_response\"} 1.0")
         .contains("konnectivity_network_proxy_server_stream_packets_total{packet_type=\"DIAL_REQ\",segment=\"to_agent\"} 2.0")
-        .contains("konnectivity_network_proxy_server_dial_duration_seconds_count 1")
+        // dial duration counts successful dials only (the refused one is not in it), in upstream's buckets
+        .contains("konnectivity_network_proxy_server_dial_duration_seconds_count 0")
+        .contains("konnectivity_network_proxy_server_dial_duration_seconds_bucket{le=\"1.0E-6\"} 0")
+        .contains("konnectivity_network_proxy_server_dial_duration_seconds_bucket{le=\"12.5\"} 0")
+        .contains("konnectivity_network_proxy_server_frontend_write_duration_seconds_bucket{le=\"0.005\"}")
+        .contains("konnectivity_network_proxy_server_ready_backend_connections 1.0")
+        .contains("konnectivity_network_proxy_server_culled_leases_count 0.0")
         .contains("konnectivity_network_proxy_server_frontend_write_duration_seconds_count")
         .contains("konnectivity_network_proxy_server_http_connections")
         .contains("konnectivity_network_proxy_server_full_receive_channels{service_method=\"Proxy\"} 0.0")
         .contains("konnectivity_network_proxy_server_receive_queue_overflows_total{service_method=\"Proxy\"} 0.0");
     assertThat(get(fx.server.adminAddress(), "/readyz").body()).isEqualTo("ok");
+  }
+
+  @Test
+  void successfulDialsAreTimedAndStreamErrorsCountClientCancelAndAgentLossInGoSpelling() throws Exception {
+    fx = new ServerFixture(b -> b.adminPort(0));
+    TestStream agent = fx.agent("agent-a", null);
+    TestStream f = fx.frontend();
+    f.send(Packets.dialReq("10.0.0.5:443", 1));
+    agent.nextPacket(PacketType.DIAL_REQ);
+    agent.send(Packets.dialRsp(1, 7));
+    f.nextPacket(PacketType.DIAL_RSP);
+    await().atMost(Duration.ofSeconds(10)).until(() ->
+        fx.metric("konnectivity_network_proxy_server_dial_duration_seconds") == 1);
+
+    f.cancel(); // kube-apiserver's request context ends: upstream's Recv fails with Canceled
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.metric("konnectivity_network_proxy_server_stream_errors",
+        "segment", "from_client", "code", "Canceled", "packet_type", "Unknown") == 1);
+    agent.cancel(); // the agent goes away
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.metric("konnectivity_network_proxy_server_stream_errors",
+        "segment", "from_agent", "code", "Canceled", "packet_type", "Unknown") == 1);
+    assertThat(get(fx.server.adminAddress(), "/metrics").body()).contains(
+        "konnectivity_network_proxy_server_stream_errors_total{code=\"Canceled\",packet_type=\"Unknown\",segment=\"from_client\"} 1.0");
   }
 }

@@ -67,6 +67,12 @@ class LeaseControllerIntegrationTest {
     assertThat(lease("konnectivity-proxy-server-live")).isNull();
     assertThat(lease("konnectivity-proxy-server-server-1").getSpec().getRenewTime().toInstant())
         .isEqualTo(epoch.plusSeconds(30));
+    // upstream's lease garbage collection metrics: two lists, two culled leases
+    assertThat(fx.metric("konnectivity_network_proxy_server_lease_list", "http_status_code", "200")).isEqualTo(2);
+    assertThat(fx.metric("konnectivity_network_proxy_server_lease_delete", "http_status_code", "200")).isEqualTo(2);
+    assertThat(fx.metric("konnectivity_network_proxy_server_culled_leases_count")).isEqualTo(2);
+    assertThat(fx.metric("konnectivity_network_proxy_server_lease_list_latency_seconds", "http_status_code", "200"))
+        .isEqualTo(2);
 
     fx.close();
     fx = null;

@@ -46,6 +46,16 @@ class AgentIdentifiersTest {
   }
 
   @Test
+  void aServerIgnoresUnknownKeysButAnAgentRefusesThemInItsOwnFlag() {
+    assertThat(AgentIdentifiers.parse("host=a&zone=eu").hosts()).containsExactly("a");
+    assertThatThrownBy(() -> AgentIdentifiers.parseStrict("host=a&zone=eu"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("agentIdentifiers: unknown address type: zone (expected: host, ipv4, ipv6, cidr or default-route)");
+    assertThat(AgentIdentifiers.parseStrict("host=a&ipv4=10.0.0.1&ipv6=fd00::1&cidr=10.0.0.0/8&default-route=true")
+        .defaultRoute()).isTrue();
+  }
+
+  @Test
   void encodeRoundTrips() {
     AgentIdentifiers ids = AgentIdentifiers.parse("host=a&ipv6=fd00%3A%3A1&default-route=true");
     assertThat(AgentIdentifiers.parse(ids.encode())).isEqualTo(ids);
