@@ -1,10 +1,12 @@
 package dev.portage.cli;
 
 import dev.portage.cli.flags.KlogOptions;
+import dev.portage.cli.flags.UpstreamCompatible;
+import dev.portage.cli.flags.UpstreamFlags;
+import dev.portage.tunnel.kube.KubeClients;
 import dev.portage.core.time.TimeSource;
 import dev.portage.tunnel.agent.TunnelAgent;
 import dev.portage.tunnel.agent.TunnelAgentConfig;
-import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,7 +32,7 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
     description = "Konnectivity-compatible proxy agent: connects out to the proxy servers and dials backends for them.")
-public final class AgentCommand implements Callable<Integer> {
+public final class AgentCommand implements Callable<Integer>, UpstreamCompatible {
   private static final Logger log = LoggerFactory.getLogger(AgentCommand.class);
 
   /** klog's flags, as upstream manifests pass them. */
@@ -111,7 +113,8 @@ public final class AgentCommand implements Callable<Integer> {
   @Option(names = "--lease-namespace", defaultValue = "kube-system", description = "Namespace of the server Leases.")
   String leaseNamespace;
 
-  @Option(names = "--lease-label-selector", defaultValue = "k8s-app=konnectivity-server", description = "Label selector of the server Leases.")
+  @Option(names = {"--lease-label", "--lease-label-selector"}, defaultValue = "k8s-app=konnectivity-server",
+      description = "Label selector of the server Leases (upstream's --lease-label; --lease-label-selector is Portage's older name).")
   String leaseLabelSelector;
 
   @Option(names = "--server-count-source", defaultValue = "default", description = "default | max: how header and lease counts combine.")
@@ -120,15 +123,25 @@ public final class AgentCommand implements Callable<Integer> {
   @Option(names = "--kubeconfig", description = "Kubeconfig for lease counting (default: in-cluster or ~/.kube/config).")
   Path kubeconfig;
 
-  // Upstream flags Portage accepts but does not implement: setting them is an error, never ignored.
-  @Option(names = "--enable-profiling", arity = "0..1", fallbackValue = "true", hidden = true)
-  Boolean enableProfiling;
+  @Option(names = "--enable-profiling", defaultValue = "false",
+      description = "Serve a JFR recording and thread dumps under /debug/pprof/ on the admin port (default: ${DEFAULT-VALUE}).")
+  boolean enableProfiling;
 
-  @Option(names = "--enable-contention-profiling", arity = "0..1", fallbackValue = "true", hidden = true)
-  Boolean enableContentionProfiling;
+  @Option(names = "--enable-contention-profiling", defaultValue = "false",
+      description = "With --enable-profiling, record lock contention too (default: ${DEFAULT-VALUE}).")
+  boolean enableContentionProfiling;
 
-  @Option(names = "--warn-on-channel-limit", arity = "0..1", fallbackValue = "true", hidden = true)
-  Boolean warnOnChannelLimit;
+  @Option(names = "--kube-api-content-type", defaultValue = KubeClients.PROTOBUF,
+      description = "Content type toward the Kubernetes API; the client speaks application/json, other values log one WARN (default: ${DEFAULT-VALUE}).")
+  String kubeApiContentType;
+
+  /** Upstream flags accepted for compatibility that change nothing here. */
+  @Override
+  public UpstreamFlags upstreamFlags() {
+    // Upstream warns when a connection's channel fills; Portage's per-connection queues are paced by
+    // credit (or closed one by one with upstream servers) and count it in metrics instead.
+    return UpstreamFlags.pflag("proxy-agent").bool("--warn-on-channel-limit");
+  }
 
   @Override
   public Integer call() throws Exception {
@@ -136,7 +149,7 @@ public final class AgentCommand implements Callable<Integer> {
     TunnelAgentConfig config = toConfig();
     ScheduledExecutorService scheduler =
         TimeSource.newTimer("portage-agent-timer");
-    try (TunnelAgent agent = new TunnelAgent(config, TimeSource.system(scheduler), PrometheusRegistry.defaultRegistry)) {
+    try (TunnelAgent agent = new TunnelAgent(config, TimeSource.system(scheduler), ProcessMetrics.registry())) {
       agent.start();
       signals.await(agent::drain);
     } finally {
@@ -147,9 +160,6 @@ public final class AgentCommand implements Callable<Integer> {
 
   /** The agent configuration these flags describe. */
   TunnelAgentConfig toConfig() {
-    rejectUnsupported("--enable-profiling", enableProfiling);
-    rejectUnsupported("--enable-contention-profiling", enableContentionProfiling);
-    rejectUnsupported("--warn-on-channel-limit", warnOnChannelLimit);
     TunnelAgentConfig.ServerCountSource source;
     try {
       source = TunnelAgentConfig.ServerCountSource.fromFlag(serverCountSource);
@@ -179,15 +189,13 @@ public final class AgentCommand implements Callable<Integer> {
           .leaseLabelSelector(leaseLabelSelector)
           .serverCountSource(source)
           .kubeconfig(kubeconfig)
+          .kubeApiContentType(kubeApiContentType)
+          .enableProfiling(enableProfiling)
+          .enableContentionProfiling(enableContentionProfiling)
           .build();
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
     }
   }
 
-  private void rejectUnsupported(String flag, Boolean value) {
-    if (Boolean.TRUE.equals(value)) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "flag " + flag + " is not supported yet");
-    }
-  }
 }

@@ -7,11 +7,12 @@ import dev.portage.tunnel.server.ProxyStrategy;
 import dev.portage.tunnel.server.TlsFiles;
 import dev.portage.tunnel.server.TunnelServer;
 import dev.portage.tunnel.server.TunnelServerConfig;
-import io.fabric8.kubernetes.client.Config;
+import dev.portage.cli.flags.UpstreamCompatible;
+import dev.portage.cli.flags.UpstreamFlags;
+import dev.portage.core.net.GoCipherSuites;
+import dev.portage.tunnel.kube.KubeClients;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -33,7 +34,7 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
     description = "Konnectivity-compatible tunnel server: agents connect out to it, clients reach them through it.")
-public final class ServerCommand implements Callable<Integer> {
+public final class ServerCommand implements Callable<Integer>, UpstreamCompatible {
   private static final Logger log = LoggerFactory.getLogger(ServerCommand.class);
 
   /** klog's flags, as upstream manifests pass them. */
@@ -162,8 +163,36 @@ public final class ServerCommand implements Callable<Integer> {
       description = "Portage only: with --mode http-connect, also serve gRPC frontends on this port; -1 = off (default: ${DEFAULT-VALUE}).")
   int grpcFrontendPort;
 
-  @Option(names = "--cipher-suites", split = ",", description = "TLS 1.2 cipher suites (IANA names).")
+  @Option(names = "--cipher-suites", split = ",",
+      description = "TLS 1.2 cipher suites, by Go's (IANA) names; unknown and insecure suites are refused, as upstream refuses them.")
   List<String> cipherSuites;
+
+  @Option(names = "--enable-profiling", defaultValue = "false",
+      description = "Serve a JFR recording and thread dumps under /debug/pprof/ on the admin port (default: ${DEFAULT-VALUE}).")
+  boolean enableProfiling;
+
+  @Option(names = "--enable-contention-profiling", defaultValue = "false",
+      description = "With --enable-profiling, record lock contention too (default: ${DEFAULT-VALUE}).")
+  boolean enableContentionProfiling;
+
+  @Option(names = "--kubeconfig-qps", defaultValue = "0",
+      description = "Requests per second to the Kubernetes API; 0 means client-go's default, 5 (default: ${DEFAULT-VALUE}).")
+  float kubeconfigQps;
+
+  @Option(names = "--kubeconfig-burst", defaultValue = "0",
+      description = "Requests at once above --kubeconfig-qps; 0 means client-go's default, 10 (default: ${DEFAULT-VALUE}).")
+  int kubeconfigBurst;
+
+  @Option(names = "--kube-api-content-type", defaultValue = KubeClients.PROTOBUF,
+      description = "Content type toward the Kubernetes API; the client speaks application/json, other values log one WARN (default: ${DEFAULT-VALUE}).")
+  String kubeApiContentType;
+
+  /** Upstream flags accepted for compatibility that change nothing here. */
+  @Override
+  public UpstreamFlags upstreamFlags() {
+    // Deprecated upstream (no effect there either); Portage's per-connection queues have no channel limit to warn on.
+    return UpstreamFlags.pflag("proxy-server").bool("--warn-on-channel-limit");
+  }
 
   @Option(names = "--tls-min-version", description = "Lowest TLS version: VersionTLS12 or VersionTLS13.")
   String tlsMinVersion;
@@ -174,7 +203,8 @@ public final class ServerCommand implements Callable<Integer> {
     TunnelServerConfig config = toConfig();
     KubernetesClient kubernetes = config.agentTokenAuth() != null || config.enableLeaseController()
         ? kubernetesClient() : null;
-    try (TunnelServer server = TunnelServer.builder(config).kubernetesClient(kubernetes).build()) {
+    try (TunnelServer server = TunnelServer.builder(config).kubernetesClient(kubernetes)
+        .registry(ProcessMetrics.registry()).build()) {
       server.start();
       signals.await(null);
     } finally {
@@ -215,13 +245,21 @@ public final class ServerCommand implements Callable<Integer> {
           .leaseLabels(TunnelServerConfig.parseLabels(leaseLabel))
           .gracefulShutdownTimeout(gracefulShutdownTimeout)
           .backendDialTimeout(backendDialTimeout)
-          .cipherSuites(cipherSuites)
+          .cipherSuites(secureCipherSuites())
           .tlsMinVersion(tlsMinVersion)
           .grpcFrontendPort(grpcFrontendPort)
+          .enableProfiling(enableProfiling)
+          .enableContentionProfiling(enableContentionProfiling)
           .build();
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
     }
+  }
+
+  private List<String> secureCipherSuites() {
+    List<String> suites = cipherSuites == null ? List.of() : cipherSuites;
+    GoCipherSuites.requireSecure(suites);
+    return suites;
   }
 
   private TlsFiles tls(String certFlag, Path cert, String keyFlag, Path key, Path ca, String caFlag) {
@@ -256,9 +294,6 @@ public final class ServerCommand implements Callable<Integer> {
   }
 
   private KubernetesClient kubernetesClient() throws IOException {
-    Config config = kubeconfig == null
-        ? Config.autoConfigure(null)
-        : Config.fromKubeconfig(Files.readString(kubeconfig));
-    return new KubernetesClientBuilder().withConfig(config).build();
+    return KubeClients.create(kubeconfig, kubeconfigQps, kubeconfigBurst, kubeApiContentType);
   }
 }

@@ -81,10 +81,11 @@ class AgentCommandTest {
   }
 
   @Test
-  void unsupportedFlagIsAnErrorNotIgnored() {
-    Run r = run("agent", "--enable-profiling");
-    assertThat(r.exitCode()).isNotZero();
-    assertThat(r.err()).contains("flag --enable-profiling is not supported yet");
+  void profilingFlagsTakeEffect() {
+    TunnelAgentConfig c = parse("--enable-profiling", "--enable-contention-profiling=true");
+    assertThat(c.enableProfiling()).isTrue();
+    assertThat(c.enableContentionProfiling()).isTrue();
+    assertThat(parse().enableProfiling()).isFalse();
   }
 
   @Test

@@ -98,8 +98,8 @@ class DeployManifestsTest {
             List.of(server + " args: 'portage server' refuses this combination",
                 "--agent-namespace needs --agent-service-account")),
         new Break("upstream flag Portage does not implement", "tunnel-agent/deployment.yaml", "- --probe-interval=1s",
-            "- --enable-profiling=true", List.of("deploy/tunnel-agent/deployment.yaml (doc 1, Deployment kube-system/portage-tunnel-agent)",
-                "--enable-profiling is an upstream flag 'portage agent' does not implement")),
+            "- --warn-on-channel-limit=true", List.of("deploy/tunnel-agent/deployment.yaml (doc 1, Deployment kube-system/portage-tunnel-agent)",
+                "--warn-on-channel-limit is an upstream flag 'portage agent' does not implement")),
         new Break("unknown subcommand", "sidecar-example/deployment.yaml", "- sidecar\n", "- side-car\n",
             List.of("deploy/sidecar-example/deployment.yaml (doc 1, Deployment default/sidecar-example) "
                 + "spec.template.spec.containers[1] (portage-sidecar) args[0]: 'side-car' is not a portage subcommand")),
