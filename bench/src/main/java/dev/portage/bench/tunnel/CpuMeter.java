@@ -1,6 +1,7 @@
 package dev.portage.bench.tunnel;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -8,14 +9,16 @@ import java.util.Map;
  * CPU time of the client (the harness, or the grpc-go client process) and of some child JVMs across
  * one measurement, reported as
  * CPU-seconds per GiB moved, with the share of the relays' JIT compiler threads (a relay still
- * compiling measures warm-up, not the data path). Created just before the measurement; used from the
- * harness's main thread.
+ * compiling measures warm-up, not the data path). Relays that are not JVMs ({@code ssh -L}'s ssh client
+ * in the server's column, sshd's session processes in the agent's) are counted from their pids.
+ * Created just before the measurement; used from the harness's main thread.
  */
 final class CpuMeter {
   static final String HEADER = "client, server, agent, backend CPU-s/GiB (sum) | of which server + agent JIT";
   private static final String[] ORDER = {"server", "agent", "backend"};
 
   private final Map<String, ChildJvm> jvms;
+  private final Map<String, List<Long>> processes;
   private final long clientPid;
   private final Map<String, Double> before = new LinkedHashMap<>();
   private final double clientBefore;
@@ -23,10 +26,19 @@ final class CpuMeter {
 
   /** {@code clientPid}: the client's process (the harness, or the grpc-go client). */
   CpuMeter(long clientPid, Map<String, ChildJvm> jvms) {
+    this(clientPid, jvms, Map.of());
+  }
+
+  /** As above, with relays that are plain processes: column name ("server", "agent") to their pids. */
+  CpuMeter(long clientPid, Map<String, ChildJvm> jvms, Map<String, List<Long>> processes) {
     this.clientPid = clientPid;
     this.jvms = jvms;
+    this.processes = processes;
     for (Map.Entry<String, ChildJvm> e : jvms.entrySet()) {
       before.put(e.getKey(), e.getValue().cpuSeconds());
+    }
+    for (Map.Entry<String, List<Long>> e : processes.entrySet()) {
+      before.put(e.getKey(), cpuSeconds(e.getValue()));
     }
     clientBefore = ChildJvm.cpuSeconds(clientPid);
     jitBefore = relayJit();
@@ -49,11 +61,13 @@ final class CpuMeter {
     double sum = client;
     for (String name : ORDER) {
       ChildJvm jvm = jvms.get(name);
-      if (jvm == null) {
+      List<Long> pids = processes.get(name);
+      if (jvm == null && pids == null) {
         sb.append(", –");
         continue;
       }
-      double v = (jvm.cpuSeconds() - before.get(name)) / gib;
+      double now = jvm != null ? jvm.cpuSeconds() : cpuSeconds(pids);
+      double v = (now - before.get(name)) / gib;
       sum += v;
       sb.append(String.format(Locale.ROOT, ", %.2f", v));
     }
@@ -64,5 +78,14 @@ final class CpuMeter {
       sb.append(" | –");
     }
     return sb.toString();
+  }
+
+  private static double cpuSeconds(List<Long> pids) {
+    double sum = 0;
+    for (long pid : pids) {
+      double v = ChildJvm.cpuSeconds(pid);
+      sum += Double.isNaN(v) ? 0 : v; // an sshd child that is gone by now took its CPU with it
+    }
+    return sum;
   }
 }

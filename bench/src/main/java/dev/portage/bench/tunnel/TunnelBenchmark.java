@@ -164,6 +164,9 @@ public final class TunnelBenchmark {
       }
 
       List<Route> routes = new ArrayList<>();
+      // ssh -L's relays are processes: ssh in the server's column, sshd's session processes in the agent's
+      Route sshRouteRef = null;
+      Supplier<Map<String, List<Long>>> sshPids = Map::of;
       Route connect = Route.httpConnect("Portage tunnel, HTTP CONNECT" + suffix, connectPort, target);
       Route grpc = Route.grpc("Portage tunnel, gRPC" + suffix, channel, grpcThread, target);
       Route grpcSingle = Route.grpcSingleUse("Portage tunnel, gRPC, channel per dial" + suffix, grpcChannels,
@@ -207,6 +210,9 @@ public final class TunnelBenchmark {
         Route sshRoute = Route.tcp("ssh -L", ssh.localPort());
         routes.add(sshRoute);
         long sshdPid = Long.parseLong(opt.getOrDefault("sshd-pid", "-1"));
+        sshPids = () -> Map.of("server", List.of(ssh.pid()), "agent", ProcessHandle.of(sshdPid).stream()
+            .flatMap(ProcessHandle::descendants).map(ProcessHandle::pid).toList());
+        sshRouteRef = sshRoute;
         processes.put(sshRoute, () -> {
           List<Long> pids = DialRounds.pids(ssh.pid(), backend.pid());
           // sshd's per-login processes (the forwarding runs in them), when the script told us its pid
@@ -244,7 +250,8 @@ public final class TunnelBenchmark {
         measureSafely(r.name() + " warm-up", () -> r.dialLatencies(300)[0]);
         settleJit(r, jvms.get(r.name()), jitRounds, parallel);
         CpuMeter meter = new CpuMeter(clientPids.getOrDefault(r, ProcessHandle.current().pid()),
-            jvms.getOrDefault(r.name(), Map.of("backend", backend)));
+            jvms.getOrDefault(r.name(), Map.of("backend", backend)),
+            r == sshRouteRef ? sshPids.get() : Map.of());
         double single = measureSafely(r.name() + " 1 stream", () -> r.throughput(bytes, 1));
         cpu.append("| ").append(r.name()).append(" | ").append(meter.perGib(bytes)).append(" |\n");
         double multi = measureSafely(r.name() + " " + parallel + " streams", () -> r.throughput(bytes, parallel));
@@ -267,7 +274,8 @@ public final class TunnelBenchmark {
       StringBuilder report = new StringBuilder();
       report.append(table(rows, bytes, parallel, dials));
       report.append("\nCPU-seconds per GiB during the 1-stream transfer (/proc/<pid>/stat utime+stime; the client is ")
-          .append("the harness JVM, on the grpc-go route the Go process):\n\n")
+          .append("the harness JVM, on the grpc-go route the Go process; on ssh -L the server and agent columns are ssh and ")
+          .append("sshd's session processes):\n\n")
           .append("| route | ").append(CpuMeter.HEADER).append(" |\n|---|---|---|\n").append(cpu);
       report.append('\n').append(dialTable(rows));
       report.append(String.format(Locale.ROOT, "%nClient JVM during the dial phase: %d collections, %d ms of GC.%n",
