@@ -123,13 +123,7 @@ public final class AgentCommand implements Callable<Integer>, UpstreamCompatible
   @Option(names = "--kubeconfig", description = "Kubeconfig for lease counting (default: in-cluster or ~/.kube/config).")
   Path kubeconfig;
 
-  @Option(names = "--enable-profiling", defaultValue = "false",
-      description = "Serve a JFR recording and thread dumps under /debug/pprof/ on the admin port (default: ${DEFAULT-VALUE}).")
-  boolean enableProfiling;
-
-  @Option(names = "--enable-contention-profiling", defaultValue = "false",
-      description = "With --enable-profiling, record lock contention too (default: ${DEFAULT-VALUE}).")
-  boolean enableContentionProfiling;
+  @Mixin ProfilingOptions profiling = new ProfilingOptions();
 
   @Option(names = "--kube-api-content-type", defaultValue = KubeClients.PROTOBUF,
       description = "Content type toward the Kubernetes API; the client speaks application/json, other values log one WARN (default: ${DEFAULT-VALUE}).")
@@ -190,8 +184,8 @@ public final class AgentCommand implements Callable<Integer>, UpstreamCompatible
           .serverCountSource(source)
           .kubeconfig(kubeconfig)
           .kubeApiContentType(kubeApiContentType)
-          .enableProfiling(enableProfiling)
-          .enableContentionProfiling(enableContentionProfiling)
+          .enableProfiling(profiling.enableProfiling)
+          .enableContentionProfiling(profiling.enableContentionProfiling)
           .build();
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);

@@ -167,13 +167,7 @@ public final class ServerCommand implements Callable<Integer>, UpstreamCompatibl
       description = "TLS 1.2 cipher suites, by Go's (IANA) names; unknown and insecure suites are refused, as upstream refuses them.")
   List<String> cipherSuites;
 
-  @Option(names = "--enable-profiling", defaultValue = "false",
-      description = "Serve a JFR recording and thread dumps under /debug/pprof/ on the admin port (default: ${DEFAULT-VALUE}).")
-  boolean enableProfiling;
-
-  @Option(names = "--enable-contention-profiling", defaultValue = "false",
-      description = "With --enable-profiling, record lock contention too (default: ${DEFAULT-VALUE}).")
-  boolean enableContentionProfiling;
+  @Mixin ProfilingOptions profiling = new ProfilingOptions();
 
   @Option(names = "--kubeconfig-qps", defaultValue = "0",
       description = "Requests per second to the Kubernetes API; 0 means client-go's default, 5 (default: ${DEFAULT-VALUE}).")
@@ -248,8 +242,8 @@ public final class ServerCommand implements Callable<Integer>, UpstreamCompatibl
           .cipherSuites(secureCipherSuites())
           .tlsMinVersion(tlsMinVersion)
           .grpcFrontendPort(grpcFrontendPort)
-          .enableProfiling(enableProfiling)
-          .enableContentionProfiling(enableContentionProfiling)
+          .enableProfiling(profiling.enableProfiling)
+          .enableContentionProfiling(profiling.enableContentionProfiling)
           .build();
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);

@@ -5,6 +5,7 @@ import io.netty.handler.ssl.ApplicationProtocolConfig;
 import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.IdentityCipherSuiteFilter;
 import io.netty.handler.ssl.OpenSsl;
+import io.netty.handler.ssl.OpenSslCachingX509KeyManagerFactory;
 import io.netty.handler.ssl.OpenSslSessionContext;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -14,12 +15,14 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
+import java.security.KeyStore;
 import java.security.PrivateKey;
 import java.security.Signature;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
@@ -131,7 +134,9 @@ public final class TlsContexts {
     List<X509Certificate> chain = PemFiles.certificates(certChain, "server certificate");
     PrivateKey privateKey = PemFiles.privateKey(key, "server key");
     requireMatchingKey(chain.get(0), privateKey, certChain, key, "server");
-    SslContextBuilder builder = SslContextBuilder.forServer(privateKey, chain);
+    SslContextBuilder builder = provider() == SslProvider.OPENSSL
+        ? SslContextBuilder.forServer(cachedKeyMaterial(privateKey, chain))
+        : SslContextBuilder.forServer(privateKey, chain);
     if (clientCa != null) {
       builder
           .trustManager(PemFiles.certificates(clientCa, "client CA"))
@@ -178,9 +183,33 @@ public final class TlsContexts {
       List<X509Certificate> chain = PemFiles.certificates(cert, "client certificate");
       PrivateKey privateKey = PemFiles.privateKey(key, "client key");
       requireMatchingKey(chain.get(0), privateKey, cert, key, "client");
-      builder.keyManager(privateKey, chain);
+      if (provider() == SslProvider.OPENSSL) {
+        builder.keyManager(cachedKeyMaterial(privateKey, chain));
+      } else {
+        builder.keyManager(privateKey, chain);
+      }
     }
     return apply(builder, options, false);
+  }
+
+  /**
+   * The key and chain as a key manager whose native (BoringSSL) form is built once and kept. Netty's
+   * default converts the Java key and chain to BoringSSL's form on every handshake (PEM-encode, parse,
+   * allocate), which cost the server CPU and garbage on every TLS dial; the key files are read once at
+   * startup anyway.
+   */
+  private static KeyManagerFactory cachedKeyMaterial(PrivateKey key, List<X509Certificate> chain) throws IOException {
+    char[] password = new char[0]; // the key store lives in memory only
+    try {
+      KeyStore store = KeyStore.getInstance("PKCS12");
+      store.load(null, null);
+      store.setKeyEntry("key", key, password, chain.toArray(X509Certificate[]::new));
+      KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+      keys.init(store, password);
+      return new OpenSslCachingX509KeyManagerFactory(keys);
+    } catch (GeneralSecurityException e) {
+      throw new IOException("tls: cannot hold the key in memory: " + e.getMessage(), e);
+    }
   }
 
   /**

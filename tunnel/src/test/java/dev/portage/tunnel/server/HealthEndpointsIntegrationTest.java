@@ -113,4 +113,12 @@ class HealthEndpointsIntegrationTest {
     assertThat(get(fx.server.adminAddress(), "/metrics").body()).contains(
         "konnectivity_network_proxy_server_stream_errors_total{code=\"Canceled\",packet_type=\"Unknown\",segment=\"from_client\"} 1.0");
   }
+
+  @Test
+  void profilingServesJfrAndThreadDumpsOnTheAdminPortOnly() throws Exception {
+    fx = new ServerFixture(b -> b.adminPort(0).enableProfiling(true));
+    assertThat(get(fx.server.adminAddress(), "/debug/pprof/goroutine").body()).contains("portage-server");
+    assertThat(get(fx.server.adminAddress(), "/debug/pprof/").statusCode()).isEqualTo(200);
+    assertThat(get(fx.server.healthAddress(), "/debug/pprof/goroutine").statusCode()).isEqualTo(404);
+  }
 }

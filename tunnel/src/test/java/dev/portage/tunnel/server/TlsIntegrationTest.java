@@ -96,15 +96,8 @@ class TlsIntegrationTest {
     start(FrontendMode.HTTP_CONNECT);
     try (TestStream agent = TestStream.agent(tlsChannel(server.agentPort(), true), agentHeaders())) {
       agent.awaitHeaders();
-      TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-      java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
-      ks.load(null, null);
-      try (InputStream in = java.nio.file.Files.newInputStream(pki.caCert)) {
-        ks.setCertificateEntry("ca", java.security.cert.CertificateFactory.getInstance("X.509").generateCertificate(in));
-      }
-      tmf.init(ks);
       SSLContext ctx = SSLContext.getInstance("TLS");
-      ctx.init(null, tmf.getTrustManagers(), null);
+      ctx.init(null, new javax.net.ssl.TrustManager[] {caTrustManager()}, null);
       int port = ((InetSocketAddress) server.frontendAddress()).getPort();
       try (SSLSocket s = (SSLSocket) ctx.getSocketFactory().createSocket("localhost", port)) {
         s.setSoTimeout(10_000);
