@@ -50,7 +50,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Upstream's example manifests, unchanged but for paths, hosts and ports: the argument list of
  * Konnectivity's {@code konnectivity-server} static pod (gRPC mode on a Unix socket, agent token auth
- * against a Kubernetes TokenReview, klog writing to a file) and of its {@code konnectivity-agent}
+ * against a Kubernetes TokenReview, {@code --logtostderr=true} first) and of its {@code konnectivity-agent}
  * DaemonSet (token path, identifiers, sync and probe intervals) start {@code bin/portage server} and
  * {@code bin/portage agent} as they are, and a kube-apiserver-style client reaches a backend through them.
  * The Kubernetes API is fabric8's mock server answering TokenReviews.
@@ -171,16 +171,14 @@ class UpstreamManifestIT {
             token: admin-token
         """.formatted(api.url("/").replaceAll("/$", "")));
     Path socket = dir.resolve("konnectivity-server.socket");
-    Path logFile = dir.resolve("konnectivity-server.log");
     int agentPort = freePort();
     int serverHealth = freePort();
     int serverAdmin = freePort();
 
-    // kubernetes.io "Set up Konnectivity service": konnectivity-server.yaml, the proxy-server args
+    // kubernetes.io "Set up Konnectivity service": konnectivity-server.yaml, the proxy-server args in order
+    // (klog's --logtostderr=true first); only paths and ports differ
     start("server", List.of("server",
-        "--log-file=" + logFile,
-        "--logtostderr=false",
-        "--log-file-max-size=0",
+        "--logtostderr=true",
         "--uds-name=" + socket,
         "--delete-existing-uds-file",
         "--cluster-cert=" + clusterCert,
@@ -194,7 +192,8 @@ class UpstreamManifestIT {
         "--agent-service-account=konnectivity-agent",
         "--kubeconfig=" + kubeconfig,
         "--authentication-audience=system:konnectivity-server"));
-    // konnectivity-agent.yaml (DaemonSet), the proxy-agent args
+    // apiserver-network-proxy's examples/kubernetes/konnectivity-agent.yaml (DaemonSet), the proxy-agent
+    // args: token path, identifiers ($(HOST_IP) expanded by the kubelet), sync and probe intervals
     start("agent", List.of("agent",
         "--logtostderr=true",
         "--ca-cert=" + caCert,
@@ -265,9 +264,9 @@ class UpstreamManifestIT {
     assertThat(((Packet) received.poll(30, TimeUnit.SECONDS)).getType()).isEqualTo(PacketType.CLOSE_RSP);
     toServer.onCompleted();
 
-    // Both ran the upstream lists without a usage error; klog's --log-file got the server's log.
+    // Both ran the upstream lists without a usage error, logging to stderr as --logtostderr=true asks.
     assertThat(processes).allMatch(Process::isAlive);
-    assertThat(Files.readString(logFile)).contains("tunnel server").contains("started");
+    assertThat(output("server")).doesNotContain("Unknown option").contains("tunnel server").contains("started");
     assertThat(output("agent")).doesNotContain("Unknown option").contains("Holding 1 of 1 proxy server connections");
   }
 }
