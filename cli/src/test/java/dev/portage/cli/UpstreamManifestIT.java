@@ -139,6 +139,21 @@ class UpstreamManifestIT {
     return Files.readString(dir.resolve(name + ".out"));
   }
 
+  private static HttpResponse<String> fetch(HttpClient http, int port, String path) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+        .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static int status(HttpClient http, int port, String path) throws Exception {
+    return fetch(http, port, path).statusCode();
+  }
+
+  private static String body(HttpClient http, int port, String path) throws Exception {
+    HttpResponse<String> r = fetch(http, port, path);
+    assertThat(r.statusCode()).as(path + " on " + port).isEqualTo(200);
+    return r.body();
+  }
+
   @Test
   void upstreamServerAndAgentArgumentListsStartPortageAndServeTraffic() throws Exception {
     Instant now = Instant.now();
@@ -174,6 +189,8 @@ class UpstreamManifestIT {
     int agentPort = freePort();
     int serverHealth = freePort();
     int serverAdmin = freePort();
+    int agentAdmin = freePort();
+    int agentHealth = freePort();
 
     // kubernetes.io "Set up Konnectivity service": konnectivity-server.yaml, the proxy-server args in order
     // (klog's --logtostderr=true first); only paths and ports differ
@@ -199,8 +216,8 @@ class UpstreamManifestIT {
         "--ca-cert=" + caCert,
         "--proxy-server-host=127.0.0.1",
         "--proxy-server-port=" + agentPort,
-        "--admin-server-port=" + freePort(),
-        "--health-server-port=" + freePort(),
+        "--admin-server-port=" + agentAdmin,
+        "--health-server-port=" + agentHealth,
         "--agent-identifiers=ipv4=127.0.0.1",
         "--sync-interval=5s",
         "--sync-interval-cap=30s",
@@ -263,6 +280,21 @@ class UpstreamManifestIT {
         .setCloseRequest(CloseRequest.newBuilder().setConnectID(connectId)).build());
     assertThat(((Packet) received.poll(30, TimeUnit.SECONDS)).getType()).isEqualTo(PacketType.CLOSE_RSP);
     toServer.onCompleted();
+
+    // What upstream's probes and scrapes read: health paths on the health ports (the agent's /ready too),
+    // metrics with the process_* family on the admin ports, where Go binaries export process_* and go_*.
+    assertThat(status(http, agentHealth, "/ready")).isEqualTo(200);
+    assertThat(status(http, agentHealth, "/metrics")).isEqualTo(404);
+    assertThat(status(http, serverHealth, "/metrics")).isEqualTo(404);
+    for (int admin : List.of(serverAdmin, agentAdmin)) {
+      assertThat(body(http, admin, "/metrics")).contains("process_cpu_seconds_total ", "process_open_fds ",
+          "process_resident_memory_bytes ", "jvm_memory_used_bytes{");
+    }
+    assertThat(body(http, serverAdmin, "/metrics"))
+        .contains("konnectivity_network_proxy_server_dial_duration_seconds_count 1")
+        .contains("konnectivity_network_proxy_server_ready_backends{proxy_strategy=\"default\"} 1.0");
+    assertThat(body(http, agentAdmin, "/metrics"))
+        .contains("konnectivity_network_proxy_agent_open_server_connections 1.0");
 
     // Both ran the upstream lists without a usage error, logging to stderr as --logtostderr=true asks.
     assertThat(processes).allMatch(Process::isAlive);
