@@ -8,8 +8,6 @@ import ch.qos.logback.core.read.ListAppender;
 import dev.portage.cli.flags.FlagForms;
 import dev.portage.tunnel.agent.TunnelAgentConfig;
 import dev.portage.tunnel.server.TunnelServerConfig;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -169,20 +167,11 @@ class UpstreamTunnelFlagsTest {
     assertThat(a.countServerLeases()).isTrue();
   }
 
-  private record Run(int exitCode, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter err = new StringWriter();
-    CommandLine cl = PortageCommand.commandLine();
-    cl.setErr(new PrintWriter(err));
-    return new Run(cl.execute(args), err.toString());
-  }
-
   @Test
   void unknownAndInsecureCipherSuitesAreRefusedAsUpstreamRefusesThem() {
     for (String suite : List.of("TLS_RSA_WITH_RC4_128_SHA", "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA",
         "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256", "ECDHE-RSA-AES128-GCM-SHA256", "TLS_NO_SUCH_SUITE")) {
-      Run r = run("server", "--cipher-suites=TLS_AES_128_GCM_SHA256," + suite);
+      CliRun r = CliRun.of("server", "--cipher-suites=TLS_AES_128_GCM_SHA256," + suite);
       assertThat(r.exitCode()).as(suite).isEqualTo(2);
       assertThat(r.err()).contains("cipher suite " + suite + " not supported, doesn't exist or considered as insecure");
     }
@@ -190,7 +179,7 @@ class UpstreamTunnelFlagsTest {
 
   @Test
   void unknownAgentIdentifierKeysAreRefused() {
-    Run r = run("agent", "--agent-identifiers=host=node-1&zone=eu-west-1a");
+    CliRun r = CliRun.of("agent", "--agent-identifiers=host=node-1&zone=eu-west-1a");
     assertThat(r.exitCode()).isEqualTo(2);
     assertThat(r.err()).contains("unknown address type: zone");
   }
@@ -198,7 +187,7 @@ class UpstreamTunnelFlagsTest {
   @Test
   void contentionProfilingNeedsProfiling() {
     for (String command : List.of("server", "agent")) {
-      Run r = run(command, "--enable-contention-profiling");
+      CliRun r = CliRun.of(command, "--enable-contention-profiling");
       assertThat(r.exitCode()).as(command).isEqualTo(2);
       assertThat(r.err()).contains("if --enable-contention-profiling is set, --enable-profiling must also be set");
     }
