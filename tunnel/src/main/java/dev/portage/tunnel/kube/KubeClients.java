@@ -20,8 +20,10 @@ import org.slf4j.LoggerFactory;
  *   <li>the kubeconfig file, or in-cluster configuration (then {@code ~/.kube/config}) without one;
  *   <li>a token bucket in front of every request: {@code qps} per second with bursts of {@code burst},
  *       client-go's defaults (5 and 10) when either is 0, as client-go applies them;
- *   <li>the content type: fabric8's client speaks JSON ({@code application/json}); the protobuf type
- *       upstream defaults to is not spoken, so any other value logs one WARN and JSON is used.
+ *   <li>the content type: fabric8's client speaks JSON ({@code application/json}). Upstream's default,
+ *       protobuf, is answered with the same objects in JSON by every API server, so it is taken
+ *       quietly (an unchanged manifest must not warn on every start); any other value logs one WARN
+ *       and JSON is used.
  * </ul>
  * Stateless.
  */
@@ -51,7 +53,7 @@ public final class KubeClients {
     if (burst < 0) {
       throw new IllegalArgumentException("kubeconfig-burst: " + burst + " (expected: >= 0)");
     }
-    if (contentType != null && !contentType.toLowerCase(Locale.ROOT).startsWith(JSON)) {
+    if (contentType != null && !speaksAsJson(contentType)) {
       log.warn("--kube-api-content-type={}: the Kubernetes client speaks {} only; using it", contentType, JSON);
     }
     Config config = kubeconfig == null
@@ -63,5 +65,11 @@ public final class KubeClients {
         .withConfig(config)
         .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor(RequestRateLimit.NAME, new RequestRateLimit(bucket)))
         .build();
+  }
+
+  /** True for JSON and for upstream's default protobuf, which the client replaces by JSON without a word. */
+  static boolean speaksAsJson(String contentType) {
+    String type = contentType.toLowerCase(Locale.ROOT).strip();
+    return type.startsWith(JSON) || type.startsWith(PROTOBUF);
   }
 }
