@@ -4,7 +4,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoop;
-import io.netty.handler.codec.http.HttpClientCodec;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.HashMap;
@@ -63,7 +62,7 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
               protected void initChannel(Channel ch) {
                 owner.addTls(ch, origin);
                 ch.pipeline()
-                    .addLast("http", new HttpClientCodec())
+                    .addLast("http", new OriginHttpCodec())
                     .addLast(HttpStream.HANDLER_NAME, new ExchangeSlot());
               }
             });

@@ -1,0 +1,155 @@
+package dev.portage.core.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.AsciiString;
+import io.netty.util.ReferenceCountUtil;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The pooled connections' HTTP/1.1 codec, on Netty's embedded channel. */
+class OriginHttpCodecTest {
+
+  private final EmbeddedChannel ch = new EmbeddedChannel(new OriginHttpCodec());
+
+  @AfterEach
+  void close() {
+    ch.finishAndReleaseAll();
+  }
+
+  private void send(HttpMethod method) {
+    assertThat(ch.writeOutbound(new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, method, "/x"))).isTrue();
+    ByteBuf wire;
+    while ((wire = ch.readOutbound()) != null) {
+      wire.release();
+    }
+  }
+
+  private void receive(String text) {
+    ch.writeInbound(Unpooled.copiedBuffer(text, StandardCharsets.ISO_8859_1));
+  }
+
+  /** Everything decoded so far: the head, then each content's text, "LAST" for the last one. */
+  private List<Object> decoded() {
+    List<Object> out = new ArrayList<>();
+    Object msg;
+    while ((msg = ch.readInbound()) != null) {
+      if (msg instanceof HttpResponse r) {
+        out.add(r);
+      }
+      if (msg instanceof HttpContent c) {
+        if (c.content().isReadable()) {
+          out.add(c.content().toString(StandardCharsets.ISO_8859_1));
+        }
+        if (c instanceof LastHttpContent) {
+          out.add("LAST");
+        }
+      }
+      if (msg instanceof ByteBuf b) {
+        out.add("raw:" + b.toString(StandardCharsets.ISO_8859_1));
+      }
+      ReferenceCountUtil.release(msg);
+    }
+    return out;
+  }
+
+  @Test
+  void commonNamesAreSharedAndEveryNameKeepsTheBytesTheOriginSent() {
+    send(HttpMethod.GET);
+    receive("HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Thu, 26 Nov 2026 13:00:00 GMT\r\n"
+        + "content-type: text/plain\r\nContent-LENGTH: 2\r\nX-Custom: a\r\n\r\nhi");
+    List<Object> out = decoded();
+    HttpResponse head = (HttpResponse) out.get(0);
+    assertThat(out.subList(1, out.size())).containsExactly("hi", "LAST");
+    assertThat(head.status().code()).isEqualTo(200);
+    assertThat(head.status().reasonPhrase()).isEqualTo("OK");
+    assertThat(head.protocolVersion()).isEqualTo(HttpVersion.HTTP_1_1);
+    List<CharSequence> names = new ArrayList<>();
+    for (Iterator<Map.Entry<CharSequence, CharSequence>> it = head.headers().iteratorCharSequence(); it.hasNext(); ) {
+      names.add(it.next().getKey());
+    }
+    assertThat(names).extracting(CharSequence::toString)
+        .containsExactly("Server", "Date", "content-type", "Content-LENGTH", "X-Custom");
+    // The common spellings are the process-wide constants (no allocation per header line).
+    assertThat((Object) names.get(0)).isSameAs(CommonHeaderNames.find(bytes("Server"), 0, 6));
+    assertThat((Object) names.get(2)).isSameAs(CommonHeaderNames.find(bytes("content-type"), 0, 12));
+    assertThat((Object) CommonHeaderNames.find(bytes("Content-LENGTH"), 0, 14)).isNull();
+    assertThat(head.headers().get("content-length")).isEqualTo("2");
+  }
+
+  @Test
+  void aResponseToHeadHasNoBodyAndTheNextResponseIsReadFromTheRightPlace() {
+    send(HttpMethod.HEAD);
+    send(HttpMethod.GET);
+    receive("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
+        + "HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\nnop");
+    List<Object> out = decoded();
+    assertThat(out).hasSize(5);
+    assertThat(((HttpResponse) out.get(0)).status().code()).isEqualTo(200);
+    assertThat(out.get(1)).isEqualTo("LAST");
+    assertThat(((HttpResponse) out.get(2)).status().code()).isEqualTo(404);
+    assertThat(out.subList(3, 5)).containsExactly("nop", "LAST");
+  }
+
+  @Test
+  void anInformationalResponseDoesNotUseUpTheRequestItPrecedes() {
+    send(HttpMethod.HEAD);
+    receive("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n");
+    List<Object> out = decoded();
+    assertThat(out).hasSize(4);
+    assertThat(((HttpResponse) out.get(0)).status().code()).isEqualTo(100);
+    assertThat(((HttpResponse) out.get(2)).status().code()).isEqualTo(200);
+    assertThat(out.get(3)).isEqualTo("LAST"); // the HEAD's answer: no body despite its length
+  }
+
+  @Test
+  void aTwoHundredToConnectTurnsTheConnectionIntoRawBytesBothWays() {
+    send(HttpMethod.CONNECT);
+    receive("HTTP/1.1 200 Connection established\r\n\r\nSSH-2.0");
+    List<Object> out = decoded();
+    assertThat(((HttpResponse) out.get(0)).status().code()).isEqualTo(200);
+    assertThat(out).contains("raw:SSH-2.0");
+    assertThat(ch.writeOutbound(Unpooled.copiedBuffer("client bytes", StandardCharsets.US_ASCII))).isTrue();
+    ByteBuf sent = ch.readOutbound();
+    assertThat(sent.toString(StandardCharsets.US_ASCII)).isEqualTo("client bytes");
+    sent.release();
+  }
+
+  @Test
+  void afterASwitchingProtocolsAnswerTheBytesPassThroughUnparsed() {
+    send(HttpMethod.GET);
+    receive("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        + "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n\u0081\u0002hi");
+    List<Object> out = decoded();
+    assertThat(((HttpResponse) out.get(0)).status().code()).isEqualTo(101);
+    assertThat(out.get(out.size() - 1)).isEqualTo("raw:\u0081\u0002hi");
+  }
+
+  @Test
+  void aMalformedHeadIsADecoderFailureAsBefore() {
+    send(HttpMethod.GET);
+    receive("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nhi");
+    Object msg = ch.readInbound();
+    assertThat(msg).isInstanceOf(HttpResponse.class);
+    assertThat(((HttpResponse) msg).decoderResult().isFailure()).isTrue();
+    ReferenceCountUtil.release(msg);
+  }
+
+  private static byte[] bytes(String s) {
+    return new AsciiString(s).toByteArray();
+  }
+}
