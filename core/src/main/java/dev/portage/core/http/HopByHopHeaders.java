@@ -38,6 +38,10 @@ public final class HopByHopHeaders {
           .map(HttpConversionUtil.ExtensionHeaderNames::text)
           .toList();
 
+  /** Bit n set: some name in {@link #FIXED} is n characters long (all are shorter than 63). */
+  private static final long FIXED_LENGTHS =
+      FIXED.stream().mapToLong(n -> 1L << n.length()).reduce(0L, (a, b) -> a | b);
+
   /** Every name in {@link #EXTENSIONS} starts with this. */
   private static final AsciiString EXTENSION_PREFIX = AsciiString.cached("x-http2-");
 
@@ -122,17 +126,26 @@ public final class HopByHopHeaders {
     int present = 0;
     for (Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence(); it.hasNext(); ) {
       CharSequence name = it.next().getKey();
-      if (AsciiString.regionMatches(name, true, 0, EXTENSION_PREFIX, 0, EXTENSION_PREFIX.length())) {
-        present |= EXTENSION_BIT;
-      } else if (AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.TE)) {
-        present |= TE_BIT;
-      } else {
+      int length = name.length();
+      // Lengths first: most names (Date, Server, Content-Type...) match no hop-by-hop length, and
+      // this runs for every header of every request and response.
+      if (length == 2) {
+        if (AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.TE)) {
+          present |= TE_BIT;
+        }
+        continue;
+      }
+      if ((FIXED_LENGTHS & (1L << Math.min(length, 63))) != 0) {
         for (int i = 0; i < FIXED.size(); i++) {
-          if (AsciiString.contentEqualsIgnoreCase(name, FIXED.get(i))) {
+          if (FIXED.get(i).length() == length && AsciiString.contentEqualsIgnoreCase(name, FIXED.get(i))) {
             present |= 1 << i;
             break;
           }
         }
+      }
+      if (length > EXTENSION_PREFIX.length()
+          && AsciiString.regionMatches(name, true, 0, EXTENSION_PREFIX, 0, EXTENSION_PREFIX.length())) {
+        present |= EXTENSION_BIT;
       }
     }
     return present;
