@@ -32,6 +32,7 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
   private final Map<EventLoop, ArrayDeque<IdleChannel>> idle = new HashMap<>(); // guarded by lock
   private int idleCount; // guarded by lock
   private final Set<Channel> open = ConcurrentHashMap.newKeySet();
+  private final HttpStream.Releaser releaser = this::end; // one, not one per lease
 
   private record IdleChannel(Channel channel, long sinceNanos) {}
 
@@ -98,7 +99,7 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
     // Auto-read stays off for the connection's life: while idle one read is kept pending so a
     // close by the origin is seen at once; the lease's reader asks for more itself.
     return new HttpStream(
-        ch, HttpProtocol.HTTP_1_1, origin, reused, this::end, ch.pipeline().get(ExchangeSlot.class));
+        ch, HttpProtocol.HTTP_1_1, origin, reused, releaser, ch.pipeline().get(ExchangeSlot.class));
   }
 
   private void end(HttpStream stream, boolean reusable) {

@@ -90,13 +90,16 @@ public final class HttpClientPool implements AutoCloseable {
       return CompletableFuture.failedFuture(new IllegalStateException("HTTP client pool is closed"));
     }
     OriginKey key = new OriginKey(origin, protocol);
-    OriginPool pool =
-        origins.computeIfAbsent(
-            key,
-            k ->
-                protocol == HttpProtocol.HTTP_1_1
-                    ? new Http1OriginPool(this, origin, maxIdlePerOrigin)
-                    : new H2OriginPool(this, origin));
+    OriginPool pool = origins.get(key); // no capturing lambda per request when the pool exists
+    if (pool == null) {
+      pool =
+          origins.computeIfAbsent(
+              key,
+              k ->
+                  protocol == HttpProtocol.HTTP_1_1
+                      ? new Http1OriginPool(this, origin, maxIdlePerOrigin)
+                      : new H2OriginPool(this, origin));
+    }
     return pool.acquire(loop);
   }
 
