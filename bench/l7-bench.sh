@@ -17,7 +17,10 @@
 #                                # BASE_PORT=27500, PORTAGE=<launcher command>, KEEP_TMP=1,
 #                                # PROFILE=1 (record the Portage JVMs with JFR's profile settings into
 #                                # $tmp as well: CPU and allocation samples; adds overhead),
-#                                # CSV_DIR=<dir> (writes l7-*.csv for the plot tool there)
+#                                # CSV_DIR=<dir> (writes l7-*.csv for the plot tool there),
+#                                # PERF_STAT=1 (perf stat of every proxy's syscalls, context switches
+#                                # and migrations during each measured run, into $tmp/perf-*.txt),
+#                                # JAVA_OPTS_EXTRA (more JVM options for the Portage JVMs)
 # Prints markdown tables with ratios against nginx at its defaults.
 set -euo pipefail
 
@@ -156,13 +159,12 @@ JFC
 read -r -a portage <<<"${PORTAGE:-$root/bin/portage}"
 "${portage[@]}" --version >/dev/null # builds the jar once, before anything is timed
 java_home=$(dirname "$(dirname "$(readlink -f "$(ls /usr/lib/jvm/temurin-25-jdk-amd64/bin/java 2>/dev/null || command -v java)")")")
-jvm_opts() { # jvm_opts NAME: leak detection off (on in tests), the allocation recording, PROFILE's
-  local o="-Dio.netty.leakDetection.level=disabled"
-  o+=" -XX:StartFlightRecording=name=alloc,settings=$tmp/alloc.jfc,filename=$tmp/$1-alloc.jfr"
+jvm_opts() { # jvm_opts NAME: the allocation recording, PROFILE's; nothing else (our defaults)
+  local o="-XX:StartFlightRecording=name=alloc,settings=$tmp/alloc.jfc,filename=$tmp/$1-alloc.jfr"
   [[ -n ${PROFILE:-} ]] && o+=" -XX:StartFlightRecording=name=profile,settings=profile,filename=$tmp/$1-profile.jfr"
-  echo "$o"
+  echo "$o ${JAVA_OPTS_EXTRA:-}"
 }
-bg control-plane env "PORTAGE_JAVA_OPTS=-Dio.netty.leakDetection.level=disabled" "${portage[@]}" \
+bg control-plane "${portage[@]}" \
   control-plane --source files --dir "$tmp/cp" --grpc-port "$P_CP_GRPC" --admin-port "$P_CP_ADMIN"
 wait_port "$P_CP_GRPC"
 bg sidecar env "PORTAGE_JAVA_OPTS=$(jvm_opts sidecar)" "${portage[@]}" sidecar \
@@ -224,11 +226,18 @@ measure() {
   hdr=$(path_hdr "$path"); url="http://127.0.0.1:$port$(path_url "$path")"
   local args=(-t"$THREADS" -c"$conns" --latency -H "$hdr")
   wrk "${args[@]}" -d"${WARMUP}s" "$url" >/dev/null 2>&1 || true
-  local p0 o0 p1 o1 t0 t1
+  local p0 o0 p1 o1 t0 t1 perf_pid
   p0=$(cputicks "$pid"); o0=$(cputicks "${PID[origin]}"); t0=$(date +%s.%N)
+  if [[ -n ${PERF_STAT:-} ]]; then
+    local all; all=$(echo "$pid" $(pgrep -P "$pid" || true) | tr ' ' ,)
+    perf stat -e raw_syscalls:sys_enter,context-switches,cpu-migrations -p "$all" -o "$tmp/perf-$proxy-$path-$conns.txt" \
+      -- sleep "$DURATION" >/dev/null 2>&1 &
+    perf_pid=$!
+  fi
   # wrk in a subshell whose `times` reports the CPU of its child (wrk) on the last line
   out=$( (wrk "${args[@]}" -d"${DURATION}s" "$url"; times) )
   t1=$(date +%s.%N); p1=$(cputicks "$pid"); o1=$(cputicks "${PID[origin]}")
+  [[ -n ${PERF_STAT:-} ]] && wait "$perf_pid" && echo "$proxy $path $conns $(grep -o '[0-9,]* *\(raw_syscalls:sys_enter\|context-switches\|cpu-migrations\)' "$tmp/perf-$proxy-$path-$conns.txt" | tr -d , | awk '{printf "%s=%s ", $2, $1}') requests=$(grep -o '[0-9]* requests in' <<<"$out" | cut -d' ' -f1)" >>"$tmp/perf.txt"
   printf '## %s %s -c%s\n%s\n' "$proxy" "$path" "$conns" "$out" >>"$tmp/wrk.log"
   if grep -q "Non-2xx\|Socket errors" <<<"$out"; then echo "errors on $proxy $path -c$conns: $(grep 'Non-2xx\|Socket errors' <<<"$out")" >&2; fi
   python3 - "$out" "$proxy" "$path" "$conns" "$((p1 - p0))" "$((o1 - o0))" "$HZ" "$t0" "$t1" >>"$tmp/results" <<'PY'
