@@ -171,7 +171,7 @@ bg sidecar env "PORTAGE_JAVA_OPTS=$(jvm_opts sidecar)" "${portage[@]}" sidecar \
   --destination-addr "127.0.0.1:$P_CP_GRPC" --outbound-port "$P_SC" --admin-port "$P_SC_ADMIN"
 PID[sidecar]=${pids[-1]} # bin/portage execs java (env too), so this is the JVM
 bg hub env "PORTAGE_JAVA_OPTS=$(jvm_opts hub)" "${portage[@]}" hub --server-addr "http://127.0.0.1:$P_ORIGIN" \
-  --proxy-port "$P_HUB" --proxy-secure-port "$P_HUB_TLS" --serve-port "$P_HUB_SERVE" \
+  --node-name edge-node-1 --root-dir "$tmp/yurthub" --proxy-port "$P_HUB" --proxy-secure-port "$P_HUB_TLS" --serve-port "$P_HUB_SERVE" \
   --disk-cache-path "$tmp/cache" --max-requests-in-flight 100000
 PID[hub]=${pids[-1]}
 for p in "$P_ORIGIN" "$P_NG" "$P_NG1" "$P_HA" "$P_SC" "$P_HUB"; do wait_port "$p"; done
