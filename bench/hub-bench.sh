@@ -7,7 +7,8 @@
 #   bench/hub-bench.sh            # DURATION=5 (seconds per measurement), CONNS=50, THREADS=2,
 #                                 # PORTAGE_WARMUP=30 (seconds of wrk on the hub, get and list, before
 #                                 # anything is measured: the JIT needs tens of seconds of traffic),
-#                                 # BASE_PORT=27300, PORTAGE=<launcher command>, KEEP_TMP=1,
+#                                 # BASE_PORT=27300, NGINX_WORKERS=auto (the nginx proxy's
+#                                 # worker_processes), PORTAGE=<launcher command>, KEEP_TMP=1,
 #                                 # JFR=1 (record the hub with Java Flight Recorder into $tmp)
 # Prints markdown tables with ratios against nginx and between the encodings, the cache's bytes per
 # object in each encoding, and the hub's live heap after a full GC.
@@ -18,6 +19,7 @@ DURATION=${DURATION:-5}
 CONNS=${CONNS:-50}
 THREADS=${THREADS:-2}
 BASE=${BASE_PORT:-27300}
+NGINX_WORKERS=${NGINX_WORKERS:-auto} # the nginx proxy's worker_processes (auto: as Debian ships it)
 tmp=$(mktemp -d /tmp/portage-hub-bench.XXXXXX)
 chmod 755 "$tmp" # nginx workers (another user) read the recorded JSON from here
 pids=()
@@ -101,7 +103,7 @@ http {
 }
 NG
 cat >"$tmp/nginx-proxy.conf" <<NG
-worker_processes 1;
+worker_processes $NGINX_WORKERS;
 daemon off;
 pid $tmp/nginx-proxy.pid;
 error_log $tmp/nginx-proxy-error.log warn;

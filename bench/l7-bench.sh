@@ -167,10 +167,13 @@ jvm_opts() { # jvm_opts NAME: the allocation recording, PROFILE's; nothing else 
 bg control-plane "${portage[@]}" \
   control-plane --source files --dir "$tmp/cp" --grpc-port "$P_CP_GRPC" --admin-port "$P_CP_ADMIN"
 wait_port "$P_CP_GRPC"
-bg sidecar env "PORTAGE_JAVA_OPTS=$(jvm_opts sidecar)" "${portage[@]}" sidecar \
+# bin/portage passes PORTAGE_JAVA_OPTS to java; a raw `java ... -jar` command gets them through the
+# JVM's own JAVA_TOOL_OPTIONS (give it bin/portage's JVM options itself).
+jvm_env=PORTAGE_JAVA_OPTS; [[ $(basename "${portage[0]}") == java ]] && jvm_env=JAVA_TOOL_OPTIONS
+bg sidecar env "$jvm_env=$(jvm_opts sidecar)" "${portage[@]}" sidecar \
   --destination-addr "127.0.0.1:$P_CP_GRPC" --outbound-port "$P_SC" --admin-port "$P_SC_ADMIN"
 PID[sidecar]=${pids[-1]} # bin/portage execs java (env too), so this is the JVM
-bg hub env "PORTAGE_JAVA_OPTS=$(jvm_opts hub)" "${portage[@]}" hub --server-addr "http://127.0.0.1:$P_ORIGIN" \
+bg hub env "$jvm_env=$(jvm_opts hub)" "${portage[@]}" hub --server-addr "http://127.0.0.1:$P_ORIGIN" \
   --node-name edge-node-1 --root-dir "$tmp/yurthub" --proxy-port "$P_HUB" --proxy-secure-port "$P_HUB_TLS" --serve-port "$P_HUB_SERVE" \
   --disk-cache-path "$tmp/cache" --max-requests-in-flight 100000
 PID[hub]=${pids[-1]}

@@ -8,7 +8,8 @@
 #                                   # PORTAGE_WARMUP=30 (the same for Portage's JVMs: the JIT needs
 #                                   # tens of seconds of traffic on a loaded 2-core machine),
 #                                   # RATES="5000 10000 15000" (requests/s of the L7 fixed-rate runs),
-#                                   # PEER_WORKERS=1 (nginx worker_processes, HAProxy nbthread),
+#                                   # PEER_WORKERS=auto (nginx worker_processes, HAProxy nbthread;
+#                                   # auto: as they ship, one per core),
 #                                   # SIDECAR_IO_THREADS=0 (sidecar --io-threads; 0 = one per core),
 #                                   # PARTS="l4 l7", BASE_PORT=27100, PORTAGE=<launcher command>,
 #                                   # PORTAGE_JAVA_OPTS (default: Netty leak detection off; also
@@ -24,7 +25,7 @@ WARMUP=${WARMUP:-10}
 PORTAGE_WARMUP=${PORTAGE_WARMUP:-30}
 PARTS=${PARTS:-l4 l7}
 RATES=${RATES:-5000 10000 15000}
-PEER_WORKERS=${PEER_WORKERS:-1}
+PEER_WORKERS=${PEER_WORKERS:-auto}
 SIDECAR_IO_THREADS=${SIDECAR_IO_THREADS:-0}
 # bin/portage passes these to java; leak detection (on by default in tests) must be off when timing.
 export PORTAGE_JAVA_OPTS=${PORTAGE_JAVA_OPTS:--Dio.netty.leakDetection.level=disabled}
@@ -80,10 +81,11 @@ bg nginx nginx -c "$tmp/nginx.conf" -p "$tmp"
 NGINX_PID=${pids[-1]}
 bg iperf3 iperf3 -s -B 127.0.0.1 -p "$P_IPERF"
 
+ha_threads="  nbthread $PEER_WORKERS"; [[ $PEER_WORKERS == auto ]] && ha_threads="" # HAProxy default: one per core
 cat >"$tmp/haproxy.cfg" <<HA
 global
   maxconn 4096
-  nbthread $PEER_WORKERS
+$ha_threads
 defaults
   timeout connect 5s
   timeout client 60s
