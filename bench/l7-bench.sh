@@ -121,28 +121,7 @@ HA
 bg haproxy haproxy -f "$tmp/haproxy.cfg"
 PID[haproxy]=${pids[-1]}
 
-mkdir -p "$tmp/cp"
-cat >"$tmp/cp/bench.yaml" <<CP
-apiVersion: v1
-kind: Service
-metadata: {name: bench, namespace: default}
-spec:
-  ports:
-    - {name: http, protocol: TCP, port: $SVC_PORT, targetPort: $P_ORIGIN}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: bench-1
-  namespace: default
-  labels: {kubernetes.io/service-name: bench}
-addressType: IPv4
-endpoints:
-  - addresses: ["127.0.0.1"]
-    conditions: {ready: true}
-ports:
-  - {name: http, protocol: TCP, port: $P_ORIGIN}
-CP
+bench_service "$tmp/cp" "$SVC_PORT" "$P_ORIGIN"
 
 # Allocation counters only: a JFR recording of jdk.ThreadAllocationStatistics every 100 ms.
 cat >"$tmp/alloc.jfc" <<'JFC'

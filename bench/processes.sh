@@ -1,4 +1,4 @@
-# Sourced by the side-by-side load harnesses (proxy-bench.sh, hub-bench.sh): background processes
+# Sourced by the side-by-side load harnesses (proxy-bench.sh, hub-bench.sh, l7-bench.sh...): background processes
 # that are all killed on exit, and a wait for their ports. The caller sets `tmp` (its private temp
 # dir, removed on exit unless KEEP_TMP is set) and `pids=()` before sourcing this.
 
@@ -24,4 +24,30 @@ wait_port() { # wait_port PORT: up to 60 s for a listener on 127.0.0.1:PORT
     sleep 0.1
   done
   echo "port $1 never opened; logs in $tmp" >&2; KEEP_TMP=1; exit 1
+}
+
+bench_service() { # bench_service DIR SERVICE_PORT ORIGIN_PORT: a Service "bench" (default namespace)
+  # and its EndpointSlice (one ready endpoint, 127.0.0.1:ORIGIN_PORT) for the control plane's file source
+  mkdir -p "$1"
+  cat >"$1/bench.yaml" <<CP
+apiVersion: v1
+kind: Service
+metadata: {name: bench, namespace: default}
+spec:
+  ports:
+    - {name: http, protocol: TCP, port: $2, targetPort: $3}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: bench-1
+  namespace: default
+  labels: {kubernetes.io/service-name: bench}
+addressType: IPv4
+endpoints:
+  - addresses: ["127.0.0.1"]
+    conditions: {ready: true}
+ports:
+  - {name: http, protocol: TCP, port: $3}
+CP
 }

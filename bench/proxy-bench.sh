@@ -117,28 +117,7 @@ services:
     listen: 127.0.0.1:$P_PT_IPERF
     endpoints: ["127.0.0.1:$P_IPERF"]
 EP
-mkdir -p "$tmp/cp"
-cat >"$tmp/cp/bench.yaml" <<CP
-apiVersion: v1
-kind: Service
-metadata: {name: bench, namespace: default}
-spec:
-  ports:
-    - {name: http, protocol: TCP, port: $SVC_PORT, targetPort: $P_NGINX}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: bench-1
-  namespace: default
-  labels: {kubernetes.io/service-name: bench}
-addressType: IPv4
-endpoints:
-  - addresses: ["127.0.0.1"]
-    conditions: {ready: true}
-ports:
-  - {name: http, protocol: TCP, port: $P_NGINX}
-CP
+bench_service "$tmp/cp" "$SVC_PORT" "$P_NGINX"
 
 # PORTAGE overrides the launcher (e.g. PORTAGE="java -jar /path/portage.jar").
 read -r -a portage <<<"${PORTAGE:-$root/bin/portage}"

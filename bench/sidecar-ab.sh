@@ -23,25 +23,7 @@ http { access_log off; client_body_temp_path $tmp/nb; proxy_temp_path $tmp/np; f
   server { listen 127.0.0.1:27200; root $tmp; location / { } } }
 NG
 bg nginx nginx -c "$tmp/nginx.conf" -p "$tmp"
-mkdir -p "$tmp/cp"
-cat >"$tmp/cp/bench.yaml" <<CP
-apiVersion: v1
-kind: Service
-metadata: {name: bench, namespace: default}
-spec:
-  ports:
-    - {name: http, protocol: TCP, port: 8080, targetPort: 27200}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: bench-1, namespace: default, labels: {kubernetes.io/service-name: bench}}
-addressType: IPv4
-endpoints:
-  - addresses: ["127.0.0.1"]
-    conditions: {ready: true}
-ports:
-  - {name: http, protocol: TCP, port: 27200}
-CP
+bench_service "$tmp/cp" 8080 27200
 bg cp "$J" -jar "${jars[0]}" control-plane --source files --dir "$tmp/cp" --grpc-port 27201 --admin-port 27202
 wait_port 27201
 i=0; spids=()
