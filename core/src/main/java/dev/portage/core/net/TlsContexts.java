@@ -125,6 +125,24 @@ public final class TlsContexts {
     return build(serverBuilder(certChain, key, clientCa, options), options, "server " + certChain);
   }
 
+  /**
+   * {@link #server(Path, Path, Path, TlsOptions)} for a listener that owns the context: with OpenSSL it
+   * is reference-counted, so its engines are freed by the {@code SslHandler} when a connection ends
+   * instead of by a finalizer. Netty's default OpenSSL engines are finalizable: every TLS connection
+   * then costs a finalizer registration, survives one more young collection and wakes the finalizer
+   * thread, which on a listener taking thousands of short TLS connections shows as longer GC pauses.
+   * The caller releases the context ({@code ReferenceCountUtil.release}) when its listener is closed;
+   * connections still open keep it alive until they end.
+   */
+  public static SslContext ownedServer(Path certChain, Path key, Path clientCa, TlsOptions options)
+      throws IOException {
+    SslContextBuilder builder = serverBuilder(certChain, key, clientCa, options);
+    if (provider() == SslProvider.OPENSSL) {
+      builder.sslProvider(SslProvider.OPENSSL_REFCNT);
+    }
+    return build(builder, options, "server " + certChain);
+  }
+
   /** {@link #server(Path, Path, Path, TlsOptions)} without the final {@code build()}. */
   public static SslContextBuilder serverBuilder(
       Path certChain, Path key, Path clientCa, TlsOptions options) throws IOException {

@@ -13,6 +13,7 @@ import io.netty.channel.EventLoopGroup;
 import java.util.function.Supplier;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandler;
 import java.io.IOException;
 import java.net.SocketAddress;
 import java.nio.file.Files;
@@ -33,6 +34,8 @@ final class HttpConnectServer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(HttpConnectServer.class);
   /** Largest read from a client socket, sent as one DATA packet (see ServerConnection.MAX_CHUNK on the agent). */
   static final int MAX_CHUNK = 256 * 1024;
+  /** Plaintext bytes per TLS engine call on the client's connection: four full 16 KiB records. */
+  static final int WRAP_BYTES = 64 * 1024;
 
   private final Channel listener;
   private final Path udsPath;
@@ -74,7 +77,13 @@ final class HttpConnectServer implements AutoCloseable {
             metrics.httpConnection(1);
             ch.closeFuture().addListener(f -> metrics.httpConnection(-1));
             if (ssl != null) {
-              ch.pipeline().addLast("tls", ssl.newHandler(ch.alloc()));
+              SslHandler tls = ssl.newHandler(ch.alloc());
+              // A payload from the agent is up to MAX_CHUNK bytes; Netty wraps 16 KiB (one record) per
+              // engine call, each into its own buffer and socket write entry. BoringSSL writes several
+              // records per call, so wrap up to WRAP_BYTES at once: a quarter of the wrap calls,
+              // buffer allocations and iovecs per byte, the same records on the wire.
+              tls.setWrapDataSize(WRAP_BYTES);
+              ch.pipeline().addLast("tls", tls);
             }
             ch.pipeline().addLast("request-line", new RequestLineCheck());
             ch.pipeline().addLast(HttpConnectHandler.CODEC, new HttpServerCodec());

@@ -26,6 +26,7 @@ import io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.NettyServerBuilder;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.util.ReferenceCountUtil;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -226,13 +227,18 @@ public final class TunnelServer implements AutoCloseable {
   private void startHttpConnectFrontend() throws IOException {
     HttpConnectFrontend.Factory frontends = new HttpConnectFrontend.Factory(
         router, metrics, config.connectionQueueBytes(), config.xfrChannelSize());
+    SslContext tls = null;
+    if (config.frontendTls() != null) {
+      // Owned (reference-counted) so each connection's engine is freed when it closes, not finalized.
+      tls = TlsContexts.resumeSessions(TlsContexts.ownedServer(
+          config.frontendTls().cert(), config.frontendTls().key(), config.frontendTls().clientCa(), tlsOptions()));
+      SslContext owned = tls;
+      closeables.add(() -> ReferenceCountUtil.release(owned)); // after the listener: closeables close in reverse
+    }
     httpConnectServer = HttpConnectServer.start(
         ioGroup(), transport, inet(config.serverBindAddress(), config.serverPort()), config.udsName(),
-        config.deleteExistingUdsFile(),
-        config.frontendTls() == null ? null : TlsContexts.resumeSessions(TlsContexts.server(
-            config.frontendTls().cert(), config.frontendTls().key(), config.frontendTls().clientCa(), tlsOptions())),
-        frontends, time, config.headerReadTimeout(), metrics, router.backends()::preferredLoop,
-        config.maxPendingHeads());
+        config.deleteExistingUdsFile(), tls, frontends, time, config.headerReadTimeout(), metrics,
+        router.backends()::preferredLoop, config.maxPendingHeads());
     closeables.add(httpConnectServer);
   }
 
