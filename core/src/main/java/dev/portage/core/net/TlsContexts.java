@@ -96,11 +96,17 @@ public final class TlsContexts {
    * BoringSSL's own ticket keys (random per process, rotated by BoringSSL), so a session resumes
    * only on the process that issued it. JDK contexts already issue tickets; they are left alone.
    *
+   * <p>The server-side session cache is turned off at the same time, as Go's servers have none: a
+   * ticket carries its session, and Netty's cache cost every full handshake calls from BoringSSL into
+   * Java to store a session object in a synchronized map that only a client resuming by session ID
+   * (not by ticket) would read.
+   *
    * @return {@code context}
    */
   public static SslContext resumeSessions(SslContext context) {
     if (context.isServer() && context.sessionContext() instanceof OpenSslSessionContext sessions) {
       sessions.setTicketKeys();
+      sessions.setSessionCacheEnabled(false);
     }
     return context;
   }

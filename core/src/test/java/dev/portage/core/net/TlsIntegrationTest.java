@@ -12,8 +12,12 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.ssl.OpenSslEngine;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslProvider;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.ReferenceCounted;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -41,6 +45,10 @@ class TlsIntegrationTest {
   private volatile CompletableFuture<Channel> serverHandshake;
   /** Read when the handshake completes: the channel (and its SslHandler) may be gone by the time we look. */
   private volatile CompletableFuture<String> serverPeerName = new CompletableFuture<>();
+  /** The engine of the latest accepted connection. */
+  private volatile javax.net.ssl.SSLEngine serverEngine;
+  /** Completed when the next accepted connection's pipeline has been torn down. */
+  private volatile CompletableFuture<Void> serverTornDown = new CompletableFuture<>();
 
   @BeforeAll
   static void createPki() throws Exception {
@@ -182,6 +190,34 @@ class TlsIntegrationTest {
     assertThat(exchange.ssl.applicationProtocol()).isEqualTo("http/1.1");
   }
 
+  @Test
+  void ownedServerContextFreesEachEngineWhenItsConnectionCloses() throws Exception {
+    SslContext owned = TlsContexts.ownedServer(pki.serverCert, pki.serverKey, null, TlsOptions.defaults());
+    try {
+      startServer(owned);
+      SslContext client = TlsContexts.client(pki.caCert, null, null);
+      for (int i = 0; i < 20; i++) {
+        CompletableFuture<Void> tornDown = new CompletableFuture<>();
+        serverTornDown = tornDown;
+        assertThat(exchange(client, "localhost").reply()).isEqualTo("hello");
+        tornDown.get(10, TimeUnit.SECONDS);
+        if (owned instanceof ReferenceCounted counted) {
+          // The connection's engine held the context; its SslHandler freed it when the pipeline ended.
+          assertThat(counted.refCnt()).as("references after connection %d", i).isEqualTo(1);
+        }
+      }
+      if (TlsContexts.provider() == SslProvider.OPENSSL) {
+        // Not Netty's finalizable OpenSslEngine: nothing per connection waits for the finalizer thread.
+        assertThat(serverEngine).isNotInstanceOf(OpenSslEngine.class).isInstanceOf(ReferenceCounted.class);
+      }
+    } finally {
+      ReferenceCountUtil.release(owned);
+    }
+    if (owned instanceof ReferenceCounted counted) {
+      assertThat(counted.refCnt()).isZero();
+    }
+  }
+
   private void startServer(SslContext context) throws InterruptedException {
     serverHandshake = new CompletableFuture<>();
     serverPeerName = new CompletableFuture<>();
@@ -194,6 +230,15 @@ class TlsIntegrationTest {
                   @Override
                   protected void initChannel(Channel ch) {
                     SslHandler ssl = context.newHandler(ch.alloc());
+                    serverEngine = ssl.engine();
+                    CompletableFuture<Void> tornDown = serverTornDown;
+                    // Nearer the head than the SslHandler, so removed after it when the pipeline ends.
+                    ch.pipeline().addLast(new io.netty.channel.ChannelHandlerAdapter() {
+                      @Override
+                      public void handlerRemoved(ChannelHandlerContext ctx) {
+                        tornDown.complete(null);
+                      }
+                    });
                     CompletableFuture<Channel> outcome = serverHandshake;
                     CompletableFuture<String> peerName = serverPeerName;
                     ssl.handshakeFuture()
