@@ -36,9 +36,9 @@ public final class RequestInfoResolver {
     Map<String, List<String>> params = decoder.parameters();
     String component = component(userAgent);
     String rawPath = decoder.rawPath();
-    List<String> parts = segments(rawPath);
-    String path = "/" + String.join("/", parts);
-    String lowerMethod = method.toLowerCase(Locale.ROOT);
+    List<String> parts = new ArrayList<>(8);
+    String path = segments(rawPath, parts);
+    String lowerMethod = lowerMethod(method);
 
     boolean core = parts.size() >= 2 && parts.get(0).equals("api");
     boolean grouped = parts.size() >= 3 && parts.get(0).equals("apis");
@@ -111,15 +111,52 @@ public final class RequestInfoResolver {
     return new RequestInfo(verb, false, path, "", "", "", "", "", "", component, params);
   }
 
-  /** Path segments, each percent-decoded on its own so an encoded "/" stays inside its segment. */
-  private static List<String> segments(String rawPath) {
-    List<String> parts = new ArrayList<>();
-    for (String s : rawPath.split("/")) {
-      if (!s.isEmpty()) {
-        parts.add(QueryStringDecoder.decodeComponent(s));
+  /**
+   * Fills {@code parts} with the path's non-empty segments, each percent-decoded on its own so an
+   * encoded "/" stays inside its segment, and returns the canonical path ("/" and the segments
+   * joined by "/"). Scans by hand, without split or join: this runs once per request, and a path
+   * that is already canonical (the usual case) is returned as it came, with no copy.
+   */
+  private static String segments(String rawPath, List<String> parts) {
+    int length = rawPath.length();
+    boolean canonical = length > 0 && rawPath.charAt(0) == '/';
+    int start = 0;
+    while (start <= length) {
+      int end = rawPath.indexOf('/', start);
+      if (end < 0) {
+        end = length;
       }
+      if (end > start) {
+        String raw = rawPath.substring(start, end);
+        String decoded = QueryStringDecoder.decodeComponent(raw);
+        canonical &= decoded.equals(raw);
+        parts.add(decoded);
+      } else if (start > 0) {
+        canonical = false; // "//" or a trailing "/"
+      }
+      start = end + 1;
     }
-    return parts;
+    if (canonical && !parts.isEmpty()) {
+      return rawPath;
+    }
+    StringBuilder path = new StringBuilder(length + 1);
+    for (String part : parts) {
+      path.append('/').append(part);
+    }
+    return path.isEmpty() ? "/" : path.toString();
+  }
+
+  /** The method in lower case; the common ones without a copy. */
+  private static String lowerMethod(String method) {
+    return switch (method) {
+      case "GET" -> "get";
+      case "POST" -> "post";
+      case "PUT" -> "put";
+      case "PATCH" -> "patch";
+      case "DELETE" -> "delete";
+      case "HEAD" -> "head";
+      default -> method.toLowerCase(Locale.ROOT);
+    };
   }
 
   private static String first(Map<String, List<String>> params, String key) {

@@ -100,6 +100,29 @@ class RequestInfoResolverTest {
     assertThat(info.component()).isEqualTo("kubectl");
   }
 
+  // The path is "/" and the decoded segments joined by "/", whatever the request line's shape.
+  @ParameterizedTest(name = "[{index}] {0} {1}")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+          GET     | /api/v1/namespaces/default/pods/pod-0      | get     | /api/v1/namespaces/default/pods/pod-0
+          GET     | /api/v1/namespaces/default/pods/pod-0?x=1  | get     | /api/v1/namespaces/default/pods/pod-0
+          GET     | //api//v1/pods/                            | list    | /api/v1/pods
+          GET     | /api/v1/namespaces/default/pods/a%2Fb      | get     | /api/v1/namespaces/default/pods/a/b
+          GET     | /api/v1/namespaces/default/pods/a+b        | get     | /api/v1/namespaces/default/pods/a b
+          GET     | api/v1/pods                                | list    | /api/v1/pods
+          GET     | ''                                         | get     | /
+          GET     | ///                                        | get     | /
+          OPTIONS | /healthz                                   | options | /healthz
+          Get     | /healthz                                   | get     | /healthz
+          """)
+  void pathIsCanonicalAndMethodLowerCase(String method, String uri, String verb, String path) {
+    RequestInfo info = RequestInfoResolver.resolve(method, uri, null);
+    assertThat(info.verb()).isEqualTo(verb);
+    assertThat(info.path()).isEqualTo(path);
+  }
+
   @ParameterizedTest(name = "[{index}] {0}")
   @CsvSource(
       delimiter = '|',
