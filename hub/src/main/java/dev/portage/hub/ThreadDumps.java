@@ -2,8 +2,7 @@ package dev.portage.hub;
 
 import dev.portage.core.admin.AdminResponse;
 import dev.portage.core.admin.AdminServer;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadInfo;
+import dev.portage.core.admin.ThreadDump;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
@@ -31,31 +30,7 @@ final class ThreadDumps {
             "method not allowed (expected: GET)\n".getBytes(StandardCharsets.UTF_8),
             Map.of("Allow", "GET"));
       }
-      return AdminResponse.text(200, dump());
+      return AdminResponse.text(200, ThreadDump.text());
     });
-  }
-
-  /** Every live thread with its full stack, monitors and ownable synchronizers. */
-  static String dump() {
-    StringBuilder out = new StringBuilder();
-    ThreadInfo[] threads = ManagementFactory.getThreadMXBean().dumpAllThreads(true, true);
-    out.append(threads.length).append(" threads\n\n");
-    for (ThreadInfo t : threads) {
-      out.append('"').append(t.getThreadName()).append("\" #").append(t.getThreadId())
-          .append(t.isDaemon() ? " daemon" : "").append(' ').append(t.getThreadState());
-      if (t.getLockName() != null) {
-        out.append(" on ").append(t.getLockName());
-      }
-      if (t.getLockOwnerName() != null) {
-        out.append(" owned by \"").append(t.getLockOwnerName()).append('"');
-      }
-      out.append('\n');
-      // ThreadInfo.toString() stops after 8 frames; the whole stack is what one reads a dump for.
-      for (StackTraceElement frame : t.getStackTrace()) {
-        out.append("\tat ").append(frame).append('\n');
-      }
-      out.append('\n');
-    }
-    return out.toString();
   }
 }

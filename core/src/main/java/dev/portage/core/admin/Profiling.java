@@ -3,8 +3,6 @@ package dev.portage.core.admin;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadInfo;
 import java.text.ParseException;
 import java.time.Duration;
 import java.time.Instant;
@@ -86,7 +84,7 @@ public final class Profiling implements AutoCloseable {
             "/debug/pprof/profile?seconds=N  JFR recording covering the last N seconds (default 30)\n"
                 + "/debug/pprof/goroutine          thread dump\n"))
         .route("/debug/pprof/profile", this::profile)
-        .route("/debug/pprof/goroutine", request -> AdminResponse.text(200, threadDump()));
+        .route("/debug/pprof/goroutine", request -> AdminResponse.text(200, ThreadDump.text()));
   }
 
   private AdminResponse profile(AdminRequest request) {
@@ -116,19 +114,6 @@ public final class Profiling implements AutoCloseable {
     }
     return new AdminResponse(200, "application/octet-stream", jfr,
         Map.of("Content-Disposition", "attachment; filename=\"profile.jfr\""));
-  }
-
-  private static String threadDump() {
-    StringBuilder out = new StringBuilder();
-    for (ThreadInfo t : ManagementFactory.getThreadMXBean().dumpAllThreads(true, true)) {
-      out.append('"').append(t.getThreadName()).append("\" #").append(t.getThreadId())
-          .append(t.isDaemon() ? " daemon" : "").append(' ').append(t.getThreadState()).append('\n');
-      for (StackTraceElement e : t.getStackTrace()) {
-        out.append("\tat ").append(e).append('\n');
-      }
-      out.append('\n');
-    }
-    return out.toString();
   }
 
   /** Stops and discards the recording. */
