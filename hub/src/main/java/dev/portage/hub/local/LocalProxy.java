@@ -220,7 +220,7 @@ public final class LocalProxy {
           return createEvent(request, acceptable);
         }
         if (isKubelet(info) && info.subresource().isEmpty()
-            && (isOwn(scope, info, "nodes") || isOwn(scope, info, "leases"))) {
+            && (scope.isOwnNode(info) || scope.isOwnLease(info))) {
           return echo(request, 201, acceptable); // YurtHub: kubelet's registrations accepted
         }
         return unavailable(info, reason);
@@ -263,11 +263,6 @@ public final class LocalProxy {
 
   private static boolean isKubelet(RequestInfo info) {
     return info.component().equals("kubelet");
-  }
-
-  private static boolean isOwn(CacheScope scope, RequestInfo info, String resource) {
-    return info.resource().equals(resource)
-        && (resource.equals("nodes") ? scope.isOwnNode(info) : scope.isOwnLease(info));
   }
 
   private FullHttpResponse get(RequestInfo info, List<Encoding> acceptable) {
