@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.portage.tunnel.agent.TunnelAgentConfig;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -18,16 +16,6 @@ class AgentCommandTest {
     AgentCommand command = new AgentCommand();
     new CommandLine(command).parseArgs(args);
     return command.toConfig();
-  }
-
-  private record Run(int exitCode, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter err = new StringWriter();
-    CommandLine cl = new CommandLine(new PortageCommand());
-    cl.setErr(new PrintWriter(err));
-    int code = cl.execute(args);
-    return new Run(code, err.toString());
   }
 
   @Test
@@ -90,15 +78,15 @@ class AgentCommandTest {
 
   @Test
   void badValuesAreRejectedWithTheExpectation() {
-    Run badDuration = run("agent", "--sync-interval=fast");
+    CliRun badDuration = CliRun.of("agent", "--sync-interval=fast");
     assertThat(badDuration.exitCode()).isNotZero();
     assertThat(badDuration.err()).contains("'fast' is not a duration");
 
-    Run badSource = run("agent", "--server-count-source=min");
+    CliRun badSource = CliRun.of("agent", "--server-count-source=min");
     assertThat(badSource.exitCode()).isNotZero();
     assertThat(badSource.err()).contains("server-count-source: min (expected: default or max)");
 
-    Run badSize = run("agent", "--xfr-channel-size=0");
+    CliRun badSize = CliRun.of("agent", "--xfr-channel-size=0");
     assertThat(badSize.exitCode()).isNotZero();
     assertThat(badSize.err()).contains("xfrChannelSize: 0 (expected: > 0)");
   }
