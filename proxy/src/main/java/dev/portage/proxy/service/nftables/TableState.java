@@ -73,11 +73,6 @@ final class TableState {
     return fragments.get(owner);
   }
 
-  /** Every owner with a fragment. */
-  Set<String> owners() {
-    return Set.copyOf(fragments.keySet());
-  }
-
   /**
    * Replaces {@code owner}'s fragment. The same fragment object again is free: nothing is marked
    * changed.
@@ -117,35 +112,9 @@ final class TableState {
     fullSyncRequired = true;
   }
 
-  boolean fullSyncRequired() {
-    return fullSyncRequired;
-  }
-
   /** Names of the desired chains (a read-only view). */
   Set<String> chainNames() {
     return java.util.Collections.unmodifiableSet(chains.keySet());
-  }
-
-  /** Desired chains (for tests and the dashboard). */
-  Map<String, Chain> chains() {
-    return Map.copyOf(chains);
-  }
-
-  /** Desired elements of {@code set}: key to value. */
-  Map<String, String> elements(String set) {
-    Map<String, Counted<String>> byKey = elements.get(set);
-    Map<String, String> out = new TreeMap<>();
-    if (byKey != null) {
-      byKey.forEach((key, counted) -> out.put(key, counted.value));
-    }
-    return out;
-  }
-
-  /** Desired set declarations by name. */
-  Map<String, SetDeclaration> sets() {
-    Map<String, SetDeclaration> out = new TreeMap<>();
-    sets.forEach((name, counted) -> out.put(name, counted.value));
-    return out;
   }
 
   /**
