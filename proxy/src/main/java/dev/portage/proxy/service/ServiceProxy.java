@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.RecvByteBufAllocator;
+import io.netty.util.NetUtil;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -467,7 +468,11 @@ public final class ServiceProxy implements AutoCloseable {
       }
       List<InetSocketAddress> endpoints = new ArrayList<>();
       for (ServiceEndpoint endpoint : port.internalEndpoints()) {
-        endpoints.add(new InetSocketAddress(InetAddresses.forIpv4(endpoint.ip()), endpoint.port()));
+        InetAddress ip = NetUtil.createInetAddressFromIpAddressString(endpoint.ip()); // no DNS lookup
+        if (ip == null) {
+          throw new IllegalArgumentException("ip: " + endpoint.ip() + " (expected: an IP address)");
+        }
+        endpoints.add(new InetSocketAddress(ip, endpoint.port()));
       }
       specs.put(port.id(), new ServiceSpec(port.id(), new InetSocketAddress(host, 0), endpoints,
           BalancerKind.ROUND_ROBIN, port.affinityTimeout(), null));
