@@ -8,8 +8,6 @@ import ch.qos.logback.core.read.ListAppender;
 import dev.portage.cli.flags.FlagForms;
 import dev.portage.control.ControlPlaneConfig;
 import dev.portage.control.destination.DestinationConfig;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.stream.Stream;
@@ -25,16 +23,11 @@ class ControlPlaneCommandTest {
     return command.toConfig();
   }
 
-  private record Run(int exitCode, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter err = new StringWriter();
-    CommandLine cl = PortageCommand.commandLine();
-    cl.setErr(new PrintWriter(err));
+  private static CliRun run(String... args) {
     String[] full = new String[args.length + 1];
     full[0] = "control-plane";
     System.arraycopy(args, 0, full, 1, args.length);
-    return new Run(cl.execute(full), err.toString());
+    return CliRun.of(full);
   }
 
   @Test
@@ -101,7 +94,7 @@ class ControlPlaneCommandTest {
   }
 
   private static void assertBad(String message, String... args) {
-    Run r = run(args);
+    CliRun r = run(args);
     assertThat(r.exitCode()).as("exit code of %s", String.join(" ", args)).isEqualTo(2);
     assertThat(r.err()).as("stderr of %s", String.join(" ", args)).contains(message);
   }
@@ -165,26 +158,22 @@ class ControlPlaneCommandTest {
     for (String level : new String[] {"panic", "fatal", "error", "warning", "info", "debug", "trace", "INFO"}) {
       assertThat(run("-log-level=" + level, "--help").exitCode()).as(level).isZero();
     }
-    StringWriter out = new StringWriter();
-    CommandLine cl = PortageCommand.commandLine();
-    cl.setOut(new PrintWriter(out));
-    assertThat(cl.execute("control-plane", "-version")).isZero();
-    assertThat(out.toString()).startsWith("portage ");
+    CliRun version = run("-version");
+    assertThat(version.exitCode()).isZero();
+    assertThat(version.out()).startsWith("portage ");
   }
 
   @Test
   void missingDirectoryFailsAtStartWithItsName() {
-    Run r = run("--dir=/nonexistent/portage-rules", "--grpc-port=0", "--admin-port=0", "--grpc-bind-address=127.0.0.1");
+    CliRun r = run("--dir=/nonexistent/portage-rules", "--grpc-port=0", "--admin-port=0", "--grpc-bind-address=127.0.0.1");
     assertThat(r.exitCode()).isEqualTo(2);
     assertThat(r.err()).contains("/nonexistent/portage-rules").contains("expected: an existing directory");
   }
 
   @Test
   void listedInTheTopLevelHelp() {
-    StringWriter out = new StringWriter();
-    CommandLine cl = PortageCommand.commandLine();
-    cl.setOut(new PrintWriter(out));
-    assertThat(cl.execute("--help")).isZero();
-    assertThat(out.toString()).contains("control-plane");
+    CliRun help = CliRun.of("--help");
+    assertThat(help.exitCode()).isZero();
+    assertThat(help.out()).contains("control-plane");
   }
 }

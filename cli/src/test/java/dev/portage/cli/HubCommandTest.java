@@ -10,8 +10,6 @@ import dev.portage.hub.EdgeHubConfig;
 import dev.portage.hub.WorkingMode;
 import dev.portage.hub.bootstrap.NodeBootstrap;
 import dev.portage.hub.remote.Upstreams;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,16 +28,8 @@ class HubCommandTest {
     return ((HubCommand) cl.getSubcommands().get("hub").getCommand()).toConfig();
   }
 
-  private record Run(int exitCode, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter err = new StringWriter();
-    CommandLine cl = PortageCommand.commandLine();
-    cl.setErr(new PrintWriter(err));
-    cl.getSubcommands().get("hub").setErr(new PrintWriter(err));
-    cl.getSubcommands().get("hub").setOut(new PrintWriter(new StringWriter()));
-    int code = cl.execute(args);
-    return new Run(code, err.toString());
+  private static CliRun run(String... args) {
+    return CliRun.of(args);
   }
 
   /** What {@code portage hub <args> --help} logs as WARN lines of the flag layer. */
@@ -175,10 +165,10 @@ class HubCommandTest {
 
   @Test
   void nodeNameIsRequiredAsInYurtHub() {
-    Run missing = run("hub", "--server-addr=http://a:8080");
+    CliRun missing = run("hub", "--server-addr=http://a:8080");
     assertThat(missing.exitCode()).isEqualTo(2);
     assertThat(missing.err()).contains("--node-name");
-    Run empty = run("hub", "--server-addr=http://a:8080", "--node-name=");
+    CliRun empty = run("hub", "--server-addr=http://a:8080", "--node-name=");
     assertThat(empty.exitCode()).isEqualTo(2);
     assertThat(empty.err()).contains("--node-name: empty (expected: the name of the node the hub runs on)");
   }
@@ -201,11 +191,11 @@ class HubCommandTest {
         .contains("--host-control-plane-address: empty");
     assertThat(run("hub", "--server-addr=http://a", "--node-name=n", "--bootstrap-mode=x").err())
         .contains("--bootstrap-mode: x (expected: token or kubeletcertificate)");
-    Run unpinned = run("hub", "--server-addr=http://a", "--node-name=n",
+    CliRun unpinned = run("hub", "--server-addr=http://a", "--node-name=n",
         "--discovery-token-unsafe-skip-ca-verification=false");
     assertThat(unpinned.exitCode()).isEqualTo(2);
     assertThat(unpinned.err()).contains("without --discovery-token-ca-cert-hash");
-    Run missing = run("hub", "--node-name=n");
+    CliRun missing = run("hub", "--node-name=n");
     assertThat(missing.exitCode()).isNotZero();
     assertThat(missing.err()).contains("--server-addr");
   }

@@ -6,8 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.portage.control.client.ControlPlaneTls;
 import dev.portage.proxy.service.ProxyMode;
 import dev.portage.proxy.service.ServiceProxyConfig;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,14 +23,8 @@ class ServiceProxyCommandTest {
     return command.toConfig();
   }
 
-  private record Run(int exitCode, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter err = new StringWriter();
-    CommandLine cl = PortageCommand.commandLine();
-    cl.setErr(new PrintWriter(err));
-    int code = cl.execute(args);
-    return new Run(code, err.toString());
+  private static CliRun run(String... args) {
+    return CliRun.of(args);
   }
 
   @Test
@@ -89,11 +81,11 @@ class ServiceProxyCommandTest {
     assertThat(parse("--endpoints-file=a.yaml", "--destination-addr=cp:8086").destinationTls())
         .as("plaintext without --destination-ca").isNull();
 
-    Run keyless = run("service-proxy", "--endpoints-file=a.yaml", "--destination-addr=cp:8086",
+    CliRun keyless = run("service-proxy", "--endpoints-file=a.yaml", "--destination-addr=cp:8086",
         "--destination-cert=/etc/portage/proxy.pem");
     assertThat(keyless.exitCode()).isEqualTo(2);
     assertThat(keyless.err()).contains("client certificate: /etc/portage/proxy.pem, key: null (expected: both or neither)");
-    Run withoutAddr = run("service-proxy", "--endpoints-file=a.yaml", "--destination-ca=/etc/portage/ca.pem");
+    CliRun withoutAddr = run("service-proxy", "--endpoints-file=a.yaml", "--destination-ca=/etc/portage/ca.pem");
     assertThat(withoutAddr.exitCode()).isEqualTo(2);
     assertThat(withoutAddr.err()).contains("destinationTls: set (expected: only with destinationAddr)");
   }
@@ -103,14 +95,14 @@ class ServiceProxyCommandTest {
     assertThatThrownBy(() -> parse())
         .isInstanceOf(CommandLine.ParameterException.class)
         .hasMessageStartingWith("endpoint source: none given");
-    Run run = run("service-proxy", "--endpoints-file=a.yaml", "--kubernetes");
+    CliRun run = run("service-proxy", "--endpoints-file=a.yaml", "--kubernetes");
     assertThat(run.exitCode()).isEqualTo(2);
     assertThat(run.err()).contains("endpoint source: several given");
   }
 
   @Test
   void rejectsBadDurations() {
-    Run run = run("service-proxy", "--endpoints-file=a.yaml", "--sync-period=soon");
+    CliRun run = run("service-proxy", "--endpoints-file=a.yaml", "--sync-period=soon");
     assertThat(run.exitCode()).isEqualTo(2);
     assertThat(run.err()).contains("'soon' is not a duration");
     assertThat(run("service-proxy", "--endpoints-file=a.yaml", "--min-sync-period=1m").err())
@@ -122,7 +114,7 @@ class ServiceProxyCommandTest {
     Path file = dir.resolve("endpoints.yaml");
     Files.writeString(file, "services:\n  - name: web\n    listen: 127.0.0.1:0\n    endpoints: [\"x\"]\n");
 
-    Run run = run("service-proxy", "--endpoints-file=" + file, "--admin-port=-1");
+    CliRun run = run("service-proxy", "--endpoints-file=" + file, "--admin-port=-1");
 
     assertThat(run.exitCode()).isEqualTo(1);
     assertThat(run.err()).contains(file.toAbsolutePath() + ":4: services[0]: web: endpoints: x (expected: host:port)");

@@ -7,8 +7,6 @@ import dev.portage.control.client.ControlPlaneTls;
 import dev.portage.core.backoff.BackoffPolicy;
 import dev.portage.core.balance.FailureAccrual;
 import dev.portage.proxy.mesh.SidecarConfig;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -54,13 +52,8 @@ class SidecarCommandTest {
       Map.entry("LINKERD2_PROXY_IDENTITY_DIR", "/var/run/linkerd/identity/end-entity"),
       Map.entry("PATH", "/usr/bin"));
 
-  private record Run(int exitCode, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter err = new StringWriter();
-    CommandLine cl = PortageCommand.commandLine();
-    cl.setErr(new PrintWriter(err));
-    return new Run(cl.execute(args), err.toString());
+  private static CliRun run(String... args) {
+    return CliRun.of(args);
   }
 
   @Test
@@ -235,7 +228,7 @@ class SidecarCommandTest {
         .contains("maxFailures: 0 (expected: >= 1)");
     assertThat(run("sidecar", "--destination-addr=c:1", "--destination-cert=/c.pem").err())
         .contains("(expected: both or neither)");
-    Run missing = run("sidecar");
+    CliRun missing = run("sidecar");
     assertThat(missing.exitCode()).isEqualTo(2);
     assertThat(missing.err()).contains("--destination-addr");
   }
