@@ -192,11 +192,11 @@ public final class ServiceProxyCommand implements Callable<Integer>, UpstreamCom
           .nftables(new NftablesOptions(nftablesTable, blankToNull(clusterCidr), masqueradeAll,
               nodePortCidrs(nodePortAddresses), masqueradeBit));
       if (metricsBindAddress != null) {
-        HostPort metrics = HostPort.parse("--metrics-bind-address", metricsBindAddress, ServiceProxyConfig.DEFAULT_ADMIN_PORT);
+        ListenAddress metrics = ListenAddress.parseOptionalPort("--metrics-bind-address", metricsBindAddress, ServiceProxyConfig.DEFAULT_ADMIN_PORT);
         builder.adminBindAddress(metrics == null ? adminBindAddress : metrics.host())
             .adminPort(metrics == null ? -1 : metrics.port());
       }
-      HostPort health = HostPort.parse("--healthz-bind-address", healthzBindAddress, ServiceProxyConfig.DEFAULT_HEALTHZ_PORT);
+      ListenAddress health = ListenAddress.parseOptionalPort("--healthz-bind-address", healthzBindAddress, ServiceProxyConfig.DEFAULT_HEALTHZ_PORT);
       builder.healthzBindAddress(health == null ? "0.0.0.0" : health.host()).healthzPort(health == null ? -1 : health.port());
       return builder.build();
     } catch (IllegalArgumentException | java.io.IOException e) {
