@@ -10,13 +10,16 @@ Run next to the tunnel bench, under the same lock, with the bench's stderr in a 
 It waits until the HTTP CONNECT route's JIT settle rounds end (the measured stream starts next), then
 reads /proc/<pid>/io (syscr/syscw = read and write calls, rchar/wchar = their bytes), CPU and context
 switches of the server and agent JVMs twice, SECONDS apart. The kernel's own counters: strace would slow
-the relays and change the read sizes it measures.
+the relays and change the read sizes it measures. ROUTE=connect-tls measures the route with TLS on both hops
+instead (run the bench with --routes connect-tls,...).
 """
 import os, re, sys, time, subprocess
 err, secs = sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else 1.5
+tls = os.environ.get("ROUTE", "connect") == "connect-tls"
+route = "== Portage tunnel, HTTP CONNECT" + (", TLS both hops" if tls else "\n")
 def pids():
-    s = subprocess.run(["pgrep", "-f", "BenchChild server http-connect"], capture_output=True, text=True).stdout.split()
-    a = sorted(int(p) for p in subprocess.run(["pgrep", "-f", "BenchChild agent"], capture_output=True, text=True).stdout.split())
+    s = subprocess.run(["pgrep", "-f", "BenchChild server http-connect" + (".* tls=" if tls else "$")], capture_output=True, text=True).stdout.split()
+    a = sorted(int(p) for p in subprocess.run(["pgrep", "-f", "BenchChild agent [0-9]+" + (" tls=" if tls else "$")], capture_output=True, text=True).stdout.split())
     return {"server": int(s[0]), "agent": a[0]}
 def snap(pid):
     io = dict(l.split(": ") for l in open(f"/proc/{pid}/io").read().split("\n") if l)
@@ -31,7 +34,7 @@ def snap(pid):
     return {k: int(v) for k, v in io.items()} | {"cpu": (int(st[11]) + int(st[12])) / os.sysconf("SC_CLK_TCK"), "vcs": cs[0], "ivcs": cs[1]}
 while True:   # wait until the HTTP CONNECT route's JIT settled: the measured single stream starts next
     txt = open(err).read() if os.path.exists(err) else ""
-    i = txt.find("== Portage tunnel, HTTP CONNECT")
+    i = txt.find(route)
     if i >= 0:
         tail = txt[i:]
         if any(float(m) < 0.25 for m in re.findall(r"relays compiled for ([0-9.]+)", tail)) or "not settled" in tail: break

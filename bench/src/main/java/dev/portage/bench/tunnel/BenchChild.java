@@ -5,6 +5,7 @@ import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.ConsoleAppender;
+import dev.portage.core.net.NettyDefaults;
 import dev.portage.core.time.TimeSource;
 import dev.portage.tunnel.agent.TunnelAgent;
 import dev.portage.tunnel.agent.TunnelAgentConfig;
@@ -40,6 +41,8 @@ public final class BenchChild {
   private BenchChild() {}
 
   public static void main(String[] args) throws Exception {
+    // The Netty settings `portage` runs with (leak detection off): measure what users run.
+    NettyDefaults.apply();
     logWarningsToStderr();
     AutoCloseable component;
     switch (args[0]) {
