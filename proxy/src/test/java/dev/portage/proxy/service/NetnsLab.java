@@ -125,9 +125,11 @@ final class NetnsLab implements AutoCloseable {
    */
   String tcpFrom(String ns, String host, int port) throws IOException, InterruptedException {
     // Sends nothing: a server closing with unread input would reset the connection, and the reset
-    // can overtake its answer.
-    return exchange("", List.of("ip", "netns", "exec", ns, "socat", "-T2", "-", "TCP:" + host + ":" + port
-        + ",connect-timeout=2"));
+    // can overtake its answer. -t 10: stdin ends at once, and socat's default 0.5 s wait for the
+    // other direction after that is shorter than a loaded machine's forked echo takes (an empty
+    // answer); -T 5 still ends a connection that goes silent.
+    return exchange("", List.of("ip", "netns", "exec", ns, "socat", "-t", "10", "-T", "5", "-",
+        "TCP:" + host + ":" + port + ",connect-timeout=2"));
   }
 
   /** Sends one UDP datagram from pod {@code ns} and returns the first line answered, or an error. */
