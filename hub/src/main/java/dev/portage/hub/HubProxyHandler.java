@@ -85,7 +85,8 @@ final class HubProxyHandler extends ChannelDuplexHandler {
     boolean upgrade = RemoteProxy.isUpgrade(request);
     boolean longRunning =
         info.isWatch() || upgrade || info.verb().equals("proxy")
-            || LONG_RUNNING_SUBRESOURCES.contains(info.subresource());
+            || (!info.subresource().isEmpty()
+                && LONG_RUNNING_SUBRESOURCES.contains(info.subresource()));
     current = info;
     if (!longRunning) {
       if (inFlight.incrementAndGet() > maxInFlight) {

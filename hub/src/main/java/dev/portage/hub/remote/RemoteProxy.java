@@ -119,7 +119,12 @@ public final class RemoteProxy {
     HopByHopHeaders.strip(out.headers(), HttpProtocol.HTTP_1_1);
     HttpHeaders h = out.headers();
     h.set(HttpHeaderNames.HOST, server.hostHeader());
-    h.setInt(HttpHeaderNames.CONTENT_LENGTH, out.content().readableBytes());
+    int length = out.content().readableBytes();
+    if (length == 0) {
+      h.set(HttpHeaderNames.CONTENT_LENGTH, HttpHeaderValues.ZERO); // no int-to-string per GET
+    } else {
+      h.setInt(HttpHeaderNames.CONTENT_LENGTH, length);
+    }
     if (upgrade) {
       h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
       h.set(HttpHeaderNames.UPGRADE, upgradeTo);

@@ -108,7 +108,7 @@ final class ResponseTee {
         splitter = objects::feed;
       }
     } else {
-      parts = new ArrayList<>();
+      parts = new ArrayList<>(2); // a pod arrives in one or two reads; a list grows as it must
     }
     return true;
   }
