@@ -42,12 +42,12 @@ final class HubProxyHandler extends ChannelDuplexHandler {
   private static final Set<String> LONG_RUNNING_SUBRESOURCES =
       Set.of("log", "exec", "attach", "portforward", "proxy");
 
-  private final Upstreams upstreams;
-  private final RemoteProxy remote;
-  private final LocalProxy local;
   private static final byte[] NO_BYTES = new byte[0];
   private static final IntConsumer IGNORE_CODE = code -> { };
 
+  private final Upstreams upstreams;
+  private final RemoteProxy remote;
+  private final LocalProxy local;
   private final HubMetrics metrics;
   private final HubMetrics.RequestCounter counter;
   private final AtomicInteger inFlight;
