@@ -231,6 +231,7 @@ public final class EdgeHub implements AutoCloseable {
             }
             ch.pipeline()
                 .addLast("http", new HttpServerCodec())
+                .addLast("bodiless", new BodilessRequests())
                 .addLast("aggregator", new HttpObjectAggregator(MAX_REQUEST_BYTES))
                 .addLast("hub", new HubProxyHandler(upstreams, remote, local, metrics, inFlight,
                     config.maxRequestsInFlight()));

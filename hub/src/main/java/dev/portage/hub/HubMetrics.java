@@ -5,6 +5,7 @@ import dev.portage.hub.cache.DiskCache;
 import dev.portage.hub.local.LocalProxy;
 import dev.portage.hub.remote.ApiServer;
 import dev.portage.hub.remote.Upstreams;
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
@@ -94,8 +95,37 @@ final class HubMetrics {
         .register(registry);
   }
 
-  void request(String verb, String resource, int code) {
-    requests.labelValues(verb, resource.isEmpty() ? "-" : resource, Integer.toString(code)).inc();
+  /** A counter of requests for one client connection; see {@link RequestCounter}. */
+  RequestCounter requestCounter() {
+    return new RequestCounter();
+  }
+
+  /**
+   * Counts one connection's requests, keeping the data point of the last verb, resource and code:
+   * a kubelet's connection asks the same thing again and again, and each label lookup builds a
+   * list and a code string. Confined to the connection's event loop.
+   */
+  final class RequestCounter {
+    private String verb;
+    private String resource;
+    private int code;
+    private CounterDataPoint point;
+
+    private RequestCounter() {}
+
+    void count(String verb, String resource, int code) {
+      CounterDataPoint p = point;
+      if (p == null || code != this.code || !verb.equals(this.verb)
+          || !resource.equals(this.resource)) {
+        p = requests.labelValues(verb, resource.isEmpty() ? "-" : resource,
+            Integer.toString(code));
+        this.verb = verb;
+        this.resource = resource;
+        this.code = code;
+        point = p;
+      }
+      p.inc();
+    }
   }
 
   void rejected() {

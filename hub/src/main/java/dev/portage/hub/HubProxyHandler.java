@@ -8,6 +8,7 @@ import dev.portage.hub.proxy.RequestInfoResolver;
 import dev.portage.hub.remote.ApiServer;
 import dev.portage.hub.remote.RemoteProxy;
 import dev.portage.hub.remote.Upstreams;
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
@@ -21,6 +22,7 @@ import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,10 +42,14 @@ final class HubProxyHandler extends ChannelDuplexHandler {
   private static final Set<String> LONG_RUNNING_SUBRESOURCES =
       Set.of("log", "exec", "attach", "portforward", "proxy");
 
+  private static final byte[] NO_BYTES = new byte[0];
+  private static final IntConsumer IGNORE_CODE = code -> { };
+
   private final Upstreams upstreams;
   private final RemoteProxy remote;
   private final LocalProxy local;
   private final HubMetrics metrics;
+  private final HubMetrics.RequestCounter counter;
   private final AtomicInteger inFlight;
   private final int maxInFlight;
 
@@ -56,6 +62,7 @@ final class HubProxyHandler extends ChannelDuplexHandler {
     this.remote = remote;
     this.local = local;
     this.metrics = metrics;
+    this.counter = metrics.requestCounter();
     this.inFlight = inFlight;
     this.maxInFlight = maxInFlight;
   }
@@ -78,7 +85,8 @@ final class HubProxyHandler extends ChannelDuplexHandler {
     boolean upgrade = RemoteProxy.isUpgrade(request);
     boolean longRunning =
         info.isWatch() || upgrade || info.verb().equals("proxy")
-            || LONG_RUNNING_SUBRESOURCES.contains(info.subresource());
+            || (!info.subresource().isEmpty()
+                && LONG_RUNNING_SUBRESOURCES.contains(info.subresource()));
     current = info;
     if (!longRunning) {
       if (inFlight.incrementAndGet() > maxInFlight) {
@@ -95,20 +103,23 @@ final class HubProxyHandler extends ChannelDuplexHandler {
     }
     log.debug("{} {}", info, request.uri());
     Pick<ApiServer> pick = upstreams.pick();
-    // Kept for the fallback: the forwarded request's buffer belongs to the exchange.
-    LocalProxy.Request localRequest = new LocalProxy.Request(info,
-        request.headers().get(HttpHeaderNames.ACCEPT, ""),
-        request.headers().get(HttpHeaderNames.CONTENT_TYPE, ""),
-        ByteBufUtil.getBytes(request.content()));
+    // Kept for the fallback: the forwarded request's buffer belongs to the exchange. The local
+    // request itself is built only when the fallback runs (rarely, online).
+    String accept = request.headers().get(HttpHeaderNames.ACCEPT, "");
+    String contentType = request.headers().get(HttpHeaderNames.CONTENT_TYPE, "");
+    ByteBuf content = request.content();
+    byte[] body = content.isReadable() ? ByteBufUtil.getBytes(content) : NO_BYTES;
     if (pick == null) {
       request.release();
-      local.serve(localRequest, ctx.channel(), keepAlive, LocalProxy.Reason.NO_HEALTHY_UPSTREAM);
+      local.serve(new LocalProxy.Request(info, accept, contentType, body), ctx.channel(),
+          keepAlive, LocalProxy.Reason.NO_HEALTHY_UPSTREAM);
       return;
     }
-    remote.forward(info, request, ctx.channel(), keepAlive, pick, code -> { },
+    remote.forward(info, request, ctx.channel(), keepAlive, pick, IGNORE_CODE,
         cause -> {
           if (ctx.channel().isActive()) {
-            local.serve(localRequest, ctx.channel(), keepAlive, LocalProxy.Reason.UPSTREAM_FAILED);
+            local.serve(new LocalProxy.Request(info, accept, contentType, body), ctx.channel(),
+                keepAlive, LocalProxy.Reason.UPSTREAM_FAILED);
           }
         });
   }
@@ -117,7 +128,7 @@ final class HubProxyHandler extends ChannelDuplexHandler {
   public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
     RequestInfo info = current;
     if (msg instanceof HttpResponse response && info != null) {
-      metrics.request(info.verb(), info.resource(), response.status().code());
+      counter.count(info.verb(), info.resource(), response.status().code());
     }
     if (msg instanceof LastHttpContent || msg instanceof FullHttpResponse) {
       release();

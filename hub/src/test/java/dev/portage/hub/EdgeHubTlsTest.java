@@ -199,8 +199,21 @@ class EdgeHubTlsTest {
     assertThat(r.statusCode()).isEqualTo(200);
     assertThat(front.clientSubjects).isNotEmpty()
         .allSatisfy(s -> assertThat(s).contains("CN=system:node:edge-1"));
-    assertThat(apiServer.getLastRequest().getHeader("Authorization"))
-        .isEqualTo("Bearer abcdef.0123456789abcdef");
+    // Not getLastRequest(): a health probe still in flight may land after the GET (seen under load).
+    assertThat(takeRequest("GET", "/api/v1/namespaces/default/pods/tls-pod")
+        .getHeader("Authorization")).isEqualTo("Bearer abcdef.0123456789abcdef");
+  }
+
+  /** The first recorded API server request with this method and path; fails after 10 s. */
+  private io.fabric8.mockwebserver.http.RecordedRequest takeRequest(String method, String path)
+      throws InterruptedException {
+    while (true) {
+      var r = apiServer.takeRequest(10, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(r).as("a recorded %s %s", method, path).isNotNull();
+      if (r.getMethod().equals(method) && r.getPath().equals(path)) {
+        return r;
+      }
+    }
   }
 
   @Test

@@ -39,6 +39,13 @@ public enum Encoding {
     if (contentType == null || contentType.isBlank()) {
       return JSON;
     }
+    // The API server's own answers, exactly: no split, no lower-casing copies.
+    if (contentType.equals(JSON.contentType)) {
+      return JSON;
+    }
+    if (contentType.equals(PROTOBUF.contentType)) {
+      return PROTOBUF;
+    }
     String[] parts = contentType.split(";");
     for (int i = 1; i < parts.length; i++) {
       String p = parts[i].trim().toLowerCase(Locale.ROOT);

@@ -65,9 +65,11 @@ public final class HttpResponses {
    */
   public static void send(Channel channel, FullHttpResponse response, boolean keepAlive) {
     HttpUtil.setKeepAlive(response, keepAlive);
-    var f = channel.writeAndFlush(response);
-    if (!keepAlive) {
-      f.addListener(ChannelFutureListener.CLOSE);
+    if (keepAlive) {
+      // Nothing waits for this write; a failure reaches the pipeline's exceptionCaught (closes).
+      channel.writeAndFlush(response, channel.voidPromise());
+    } else {
+      channel.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
     }
   }
 

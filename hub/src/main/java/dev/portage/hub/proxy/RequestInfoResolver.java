@@ -34,6 +34,9 @@ public final class RequestInfoResolver {
     Objects.requireNonNull(uri, "uri");
     QueryStringDecoder decoder = new QueryStringDecoder(uri);
     Map<String, List<String>> params = decoder.parameters();
+    if (params.isEmpty()) {
+      params = Map.of(); // RequestInfo keeps it as is (no copy)
+    }
     String component = component(userAgent);
     String rawPath = decoder.rawPath();
     List<String> parts = new ArrayList<>(8);
@@ -103,7 +106,17 @@ public final class RequestInfoResolver {
       return "";
     }
     int slash = userAgent.indexOf('/');
-    return (slash < 0 ? userAgent : userAgent.substring(0, slash)).trim();
+    int end = slash < 0 ? userAgent.length() : slash;
+    int from = 0;
+    while (from < end && userAgent.charAt(from) <= ' ') {
+      from++;
+    }
+    int to = end;
+    while (to > from && userAgent.charAt(to - 1) <= ' ') {
+      to--;
+    }
+    String common = CommonSegments.lookup(userAgent, from, to);
+    return common != null ? common : userAgent.substring(from, to);
   }
 
   private static RequestInfo nonResource(
@@ -127,10 +140,16 @@ public final class RequestInfoResolver {
         end = length;
       }
       if (end > start) {
-        String raw = rawPath.substring(start, end);
-        String decoded = QueryStringDecoder.decodeComponent(raw);
-        canonical &= decoded.equals(raw);
-        parts.add(decoded);
+        String common = plain(rawPath, start, end) ? CommonSegments.lookup(rawPath, start, end)
+            : null;
+        if (common != null) {
+          parts.add(common); // needs no decoding: already canonical
+        } else {
+          String raw = rawPath.substring(start, end);
+          String decoded = QueryStringDecoder.decodeComponent(raw);
+          canonical &= decoded.equals(raw);
+          parts.add(decoded);
+        }
       } else if (start > 0) {
         canonical = false; // "//" or a trailing "/"
       }
@@ -144,6 +163,17 @@ public final class RequestInfoResolver {
       path.append('/').append(part);
     }
     return path.isEmpty() ? "/" : path.toString();
+  }
+
+  /** Whether {@code s[from, to)} decodes to itself (no percent escape, no "+"). */
+  private static boolean plain(String s, int from, int to) {
+    for (int i = from; i < to; i++) {
+      char c = s.charAt(i);
+      if (c == '%' || c == '+') {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The method in lower case; the common ones without a copy. */

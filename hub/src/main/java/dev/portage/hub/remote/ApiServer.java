@@ -13,12 +13,19 @@ import java.util.Objects;
  * @param url the URL as configured
  * @param address host and port to connect to (unresolved: resolved at each connect)
  * @param tls whether the scheme is {@code https}
+ * @param hostHeader the {@code Host} header for requests to this server, derived from {@code
+ *     address} once rather than per request
  */
-public record ApiServer(String url, InetSocketAddress address, boolean tls) {
+public record ApiServer(String url, InetSocketAddress address, boolean tls, String hostHeader) {
 
   public ApiServer {
     Objects.requireNonNull(url, "url");
     Objects.requireNonNull(address, "address");
+    Objects.requireNonNull(hostHeader, "hostHeader");
+  }
+
+  public ApiServer(String url, InetSocketAddress address, boolean tls) {
+    this(url, address, tls, hostHeaderOf(address));
   }
 
   /**
@@ -57,8 +64,8 @@ public record ApiServer(String url, InetSocketAddress address, boolean tls) {
     return new ApiServer(url.trim(), InetSocketAddress.createUnresolved(host, port), tls);
   }
 
-  /** The {@code Host} header for requests to this server. */
-  public String hostHeader() {
+  private static String hostHeaderOf(InetSocketAddress address) {
+    Objects.requireNonNull(address, "address");
     String host = address.getHostString();
     if (host.indexOf(':') >= 0) {
       host = "[" + host + "]";

@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.LongAdder;
  * Keeps the cache writer from falling behind without bound. Bodies of get and list answers wait for
  * the single writer thread; their bytes are reserved here and refused above a limit (the answer is
  * still relayed, only not cached). And an answer identical to the last one stored for the same
- * request (same component, path and query) is not queued at all: a kubelet re-listing an unchanged
+ * request (same component, path and query; keys compare by value) is not queued at all: a kubelet re-listing an unchanged
  * list of 1,000 pods costs a checksum, not 1,000 file reads. Thread-safe.
  */
 final class CacheBacklog {
@@ -19,7 +19,7 @@ final class CacheBacklog {
 
   private final long maxBytes;
   private final AtomicLong pending = new AtomicLong();
-  private final Map<String, Long> lastStored = new ConcurrentHashMap<>();
+  private final Map<Object, Long> lastStored = new ConcurrentHashMap<>();
   private final LongAdder refused = new LongAdder();
 
   CacheBacklog(long maxBytes) {
@@ -61,13 +61,13 @@ final class CacheBacklog {
   }
 
   /** Whether {@code fingerprint} is what was last stored, or queued to be, for {@code request}. */
-  boolean isUnchanged(String request, long fingerprint) {
+  boolean isUnchanged(Object request, long fingerprint) {
     Long last = lastStored.get(request);
     return last != null && last == fingerprint;
   }
 
   /** Records that the answer with {@code fingerprint} is queued or stored for {@code request}. */
-  void stored(String request, long fingerprint) {
+  void stored(Object request, long fingerprint) {
     if (lastStored.size() >= MAX_REMEMBERED) {
       lastStored.clear();
     }
@@ -78,7 +78,7 @@ final class CacheBacklog {
    * Forgets {@code fingerprint} for {@code request} unless a newer answer has been recorded since
    * (its write failed, or it was not stored).
    */
-  void forget(String request, long fingerprint) {
+  void forget(Object request, long fingerprint) {
     lastStored.remove(request, fingerprint);
   }
 }

@@ -58,6 +58,7 @@ public final class RemoteProxy {
   private final LongAdder uncached = new LongAdder();
   private final CacheBacklog backlog = new CacheBacklog(MAX_CACHE_BACKLOG);
   private final AtomicInteger runningExchanges = new AtomicInteger();
+  private volatile Bearer lastBearer;
 
   /**
    * @param cacheWriter runs cache writes in submission order (one thread)
@@ -118,14 +119,21 @@ public final class RemoteProxy {
     HopByHopHeaders.strip(out.headers(), HttpProtocol.HTTP_1_1);
     HttpHeaders h = out.headers();
     h.set(HttpHeaderNames.HOST, server.hostHeader());
-    h.setInt(HttpHeaderNames.CONTENT_LENGTH, out.content().readableBytes());
+    int length = out.content().readableBytes();
+    if (length == 0) {
+      h.set(HttpHeaderNames.CONTENT_LENGTH, HttpHeaderValues.ZERO); // no int-to-string per GET
+    } else {
+      h.setInt(HttpHeaderNames.CONTENT_LENGTH, length);
+    }
     if (upgrade) {
       h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
       h.set(HttpHeaderNames.UPGRADE, upgradeTo);
     }
-    String token = bootstrapToken.get();
-    if (!h.contains(HttpHeaderNames.AUTHORIZATION) && token != null && !token.isEmpty()) {
-      h.set(HttpHeaderNames.AUTHORIZATION, "Bearer " + token);
+    if (!h.contains(HttpHeaderNames.AUTHORIZATION)) {
+      String bearer = bearer();
+      if (bearer != null) {
+        h.set(HttpHeaderNames.AUTHORIZATION, bearer);
+      }
     }
     long start = ticker.nanoTime();
     ResponseTee tee = null;
@@ -155,10 +163,31 @@ public final class RemoteProxy {
               new UpstreamExchange(info, request.method(), stream, inbound, keepAlive, upgrade,
                   pick, cacheTee, ticker, start, onResponse, fallback,
                   ClientExchanges.of(inbound, runningExchanges));
-          stream.attach(exchange);
+          if (upgrade) {
+            stream.attach(exchange); // after a 101 it takes HTTP out of the pipeline itself
+          } else {
+            // Read through the connection's permanent handler: no pipeline change per exchange.
+            stream.attachReader(exchange);
+          }
           exchange.send(out);
         });
   }
+
+  /** The {@code Authorization} value for the bootstrap token, or null; built once per token. */
+  private String bearer() {
+    String token = bootstrapToken.get();
+    if (token == null || token.isEmpty()) {
+      return null;
+    }
+    Bearer last = lastBearer;
+    if (last == null || !last.token().equals(token)) {
+      last = new Bearer(token, "Bearer " + token);
+      lastBearer = last; // a race only builds the same value twice
+    }
+    return last.header();
+  }
+
+  private record Bearer(String token, String header) {}
 
   /** Whether {@code info} is a discovery GET of a cached component (cached, served offline). */
   public static boolean isDiscovery(RequestInfo info, CachePolicy policy) {

@@ -13,7 +13,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.TreeMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.LongAdder;
@@ -109,7 +108,7 @@ final class ResponseTee {
         splitter = objects::feed;
       }
     } else {
-      parts = new ArrayList<>();
+      parts = new ArrayList<>(2); // a pod arrives in one or two reads; a list grows as it must
     }
     return true;
   }
@@ -162,8 +161,7 @@ final class ResponseTee {
     List<Part> body = parts;
     parts = null;
     int length = size;
-    String request = discoveryAccept == null ? requestKey(info)
-        : "discovery " + info.path() + " " + discoveryAccept;
+    Object request = backlogKey(info, discoveryAccept);
     long fingerprint = CacheBacklog.fingerprint(crc.getValue(), length);
     if (backlog.isUnchanged(request, fingerprint)) {
       releaseAll(body);
@@ -260,11 +258,18 @@ final class ResponseTee {
     }
   }
 
-  /** Names a request for {@link CacheBacklog}: component, verb, path and the sorted query. */
-  private static String requestKey(RequestInfo info) {
-    return info.component() + " " + info.verb() + " " + info.path() + " "
-        + new TreeMap<>(info.parameters());
+  /**
+   * Names a request for {@link CacheBacklog}, by value: equal for the same component, verb, path
+   * and query (in any order). A resource request is named by its {@link RequestInfo} itself, which
+   * is all of these and what they resolve to, so nothing is built per request; a discovery
+   * document also by the client's {@code Accept}, which picks the document's form.
+   */
+  static Object backlogKey(RequestInfo info, String discoveryAccept) {
+    return discoveryAccept == null ? info : new DiscoveryKey(info.path(), discoveryAccept);
   }
+
+  /** The backlog key of a discovery document. */
+  private record DiscoveryKey(String path, String accept) {}
 
   /** The response broke off: a partial get or list is not stored (watch events already are). */
   void abort() {

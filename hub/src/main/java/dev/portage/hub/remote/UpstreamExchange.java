@@ -178,11 +178,13 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
     }
     // The full answer is with the client: end the lease now, close the client if it asked.
     unflushed = null;
-    inbound.writeAndFlush(content).addListener(f -> {
-      if (!keepAlive || !f.isSuccess()) {
-        inbound.close();
-      }
-    });
+    if (keepAlive) {
+      // Nothing waits for this write: a failure reaches the client pipeline's exceptionCaught,
+      // which closes the connection.
+      inbound.writeAndFlush(content, inbound.voidPromise());
+    } else {
+      inbound.writeAndFlush(content).addListener(ChannelFutureListener.CLOSE);
+    }
     pick.complete(Math.max(0, ticker.nanoTime() - startNanos));
     markFinished();
     stream.release(reusable);

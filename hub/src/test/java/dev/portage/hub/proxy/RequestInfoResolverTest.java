@@ -163,6 +163,34 @@ class RequestInfoResolverTest {
   }
 
   @Test
+  void commonSegmentsAndComponentsAreSharedNotCutFromTheRequest() {
+    RequestInfo info = RequestInfoResolver.resolve(
+        "GET", "/api/v1/namespaces/kube-system/pods/pod-0", "kubelet/v1.30.0 (linux/amd64)");
+    // String literals are interned: the same instance means no new String per request.
+    assertThat(info.resource()).isSameAs("pods");
+    assertThat(info.namespace()).isSameAs("kube-system");
+    assertThat(info.apiVersion()).isSameAs("v1");
+    assertThat(info.component()).isSameAs("kubelet");
+    assertThat(info.name()).isEqualTo("pod-0");
+    assertThat(info.path()).isEqualTo("/api/v1/namespaces/kube-system/pods/pod-0");
+  }
+
+  @Test
+  void encodedSegmentsAndOddComponentsStillResolveAsBefore() {
+    RequestInfo info = RequestInfoResolver.resolve(
+        "GET", "/api/v1/namespaces/default/p%6Fds/a+b", "  kube-proxy  /v1");
+    assertThat(info.resource()).isEqualTo("pods");
+    assertThat(info.name()).isEqualTo("a b"); // decoded as a query component, as before
+    assertThat(info.path()).isEqualTo("/api/v1/namespaces/default/pods/a b");
+    assertThat(info.component()).isEqualTo("kube-proxy");
+    assertThat(RequestInfoResolver.component("custom-agent")).isEqualTo("custom-agent");
+    assertThat(RequestInfoResolver.component(" \t")).isEmpty();
+    assertThat(RequestInfoResolver.component("/x")).isEmpty();
+    assertThat(RequestInfoResolver.resolve("GET", "/api/v1/nodes/podsx", "kubelet").name())
+        .isEqualTo("podsx");
+  }
+
+  @Test
   void rejectsNullArguments() {
     assertThatThrownBy(() -> RequestInfoResolver.resolve(null, "/", "x"))
         .isInstanceOf(NullPointerException.class)
