@@ -8,6 +8,9 @@
 # connection and on the agent link, a BoringSSL client doing a full handshake per connection; it also adds the GET
 # table: connect + one GET to nginx straight, through the plaintext and the TLS tunnel, against one TLS handshake +
 # GET straight to nginx as the floor; --get-dials N (2000) --get-warmup N (5000) --tls-key ec|rsa (ec: P-256);
+# --tls-groups LIST: TLS key-exchange groups of both relays (--tls-key-exchange-groups) and of the harness's TLS client,
+# e.g. x25519,secp256r1 to match the nginx floor (Debian's OpenSSL 3.0 has no X25519MLKEM768; x25519 alone makes it
+# refuse the handshake with the ec key, whose P-256 curve the client must list); default: BoringSSL's, X25519MLKEM768 first;
 # nginx from Debian (apt-get install nginx), started by the harness on two loopback ports; grpc: Proxy streams on one shared channel; grpc1: a new channel per
 # connection, as upstream's konnectivity-client does; grpcgo: the gRPC frontend with a grpc-go client, the library
 # kube-apiserver's konnectivity client uses: `e2e/konnectivity-go bench -serve` in its own process, one connection, a

@@ -125,6 +125,8 @@ public final class AgentCommand implements Callable<Integer>, UpstreamCompatible
 
   @Mixin ProfilingOptions profiling = new ProfilingOptions();
 
+  @Mixin KeyExchangeGroupsOption keyExchangeGroups = new KeyExchangeGroupsOption();
+
   @Option(names = "--kube-api-content-type", defaultValue = KubeClients.PROTOBUF,
       description = "Content type toward the Kubernetes API; the client speaks application/json, other values log one WARN (default: ${DEFAULT-VALUE}).")
   String kubeApiContentType;
@@ -164,6 +166,7 @@ public final class AgentCommand implements Callable<Integer>, UpstreamCompatible
           .proxyServerHost(proxyServerHost)
           .proxyServerPort(proxyServerPort)
           .alpnProtos(alpnProtos)
+          .keyExchangeGroups(keyExchangeGroups.ianaNames())
           .healthServerHost(healthServerHost)
           .healthServerPort(healthServerPort)
           .adminBindAddress(adminBindAddress)

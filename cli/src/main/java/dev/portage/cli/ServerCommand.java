@@ -169,6 +169,8 @@ public final class ServerCommand implements Callable<Integer>, UpstreamCompatibl
 
   @Mixin ProfilingOptions profiling = new ProfilingOptions();
 
+  @Mixin KeyExchangeGroupsOption keyExchangeGroups = new KeyExchangeGroupsOption();
+
   @Option(names = "--kubeconfig-qps", defaultValue = "0",
       description = "Requests per second to the Kubernetes API; 0 means client-go's default, 5 (default: ${DEFAULT-VALUE}).")
   float kubeconfigQps;
@@ -240,6 +242,7 @@ public final class ServerCommand implements Callable<Integer>, UpstreamCompatibl
           .gracefulShutdownTimeout(gracefulShutdownTimeout)
           .backendDialTimeout(backendDialTimeout)
           .cipherSuites(secureCipherSuites())
+          .keyExchangeGroups(keyExchangeGroups.ianaNames())
           .tlsMinVersion(tlsMinVersion)
           .grpcFrontendPort(grpcFrontendPort)
           .enableProfiling(profiling.enableProfiling)

@@ -103,4 +103,15 @@ class AgentCommandTest {
     assertThatThrownBy(() -> parse("--flow-control-window", Long.toString((1L << 30) + 1)))
         .hasMessageContaining("flowControlWindow: 1073741825");
   }
+
+  @Test
+  void keyExchangeGroupsChooseTheAgentLinksGroups() {
+    assertThat(parse().keyExchangeGroups()).isEmpty();
+    assertThat(parse("--tls-key-exchange-groups=curvep384,X25519").keyExchangeGroups())
+        .containsExactly("secp384r1", "x25519");
+
+    CliRun bad = CliRun.of("agent", "--tls-key-exchange-groups=x448");
+    assertThat(bad.exitCode()).isEqualTo(2);
+    assertThat(bad.err()).contains("--tls-key-exchange-groups: unknown key-exchange group \"x448\" (expected: ");
+  }
 }

@@ -123,4 +123,24 @@ class ServerCommandTest {
     assertThatThrownBy(() -> parse("--flow-control-window", Long.toString((1L << 30) + 1)))
         .hasMessageContaining("flowControlWindow: 1073741825");
   }
+
+  @Test
+  void keyExchangeGroupsAcceptGoOpenSslAndIanaNames() {
+    assertThat(parse().keyExchangeGroups()).isEmpty();
+    assertThat(parse("--tls-key-exchange-groups", "X25519MLKEM768,X25519,CurveP256").keyExchangeGroups())
+        .containsExactly("X25519MLKEM768", "x25519", "secp256r1");
+    assertThat(parse("--tls-key-exchange-groups=x25519,prime256v1,P-384,secp521r1").keyExchangeGroups())
+        .containsExactly("x25519", "secp256r1", "secp384r1", "secp521r1");
+  }
+
+  @Test
+  void unknownKeyExchangeGroupExitsWithUsageErrorNamingTheFlag() {
+    CliRun run = CliRun.of("server", "--tls-key-exchange-groups=x25519,ffdhe2048");
+
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err())
+        .contains("--tls-key-exchange-groups: unknown key-exchange group \"ffdhe2048\" (expected: X25519MLKEM768,"
+            + " X25519, CurveP256, secp256r1, prime256v1, P-256, CurveP384, secp384r1, P-384, CurveP521,"
+            + " secp521r1, P-521)");
+  }
 }

@@ -25,9 +25,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Entry point of the JVMs the harness starts, one component each so their heaps and file descriptors
- * are measured apart: {@code server <grpc|http-connect> [queue MiB] [tls=DIR]}, {@code agent <agentPort> [tls=DIR]}
- * or {@code backend}. With {@code tls=DIR} ({@link BenchPki}'s files) the server's frontend and agent
- * listener speak TLS with {@code DIR/server.crt}, and the agent trusts {@code DIR/ca.crt}.
+ * are measured apart: {@code server <grpc|http-connect> [queue MiB] [tls=DIR] [groups=LIST]}, {@code agent
+ * <agentPort> [tls=DIR] [groups=LIST]} or {@code backend}. With {@code tls=DIR} ({@link BenchPki}'s files)
+ * the server's frontend and agent listener speak TLS with {@code DIR/server.crt}, and the agent trusts
+ * {@code DIR/ca.crt}; {@code groups=} sets their TLS key-exchange groups ({@code
+ * --tls-key-exchange-groups}, comma-separated).
  * Speaks a line protocol on stdout ({@code @@ key value}) and answers {@code heap} on stdin with
  * {@code @@ heap <used bytes after GC>}; stdin EOF ends the process.
  */
@@ -55,6 +57,8 @@ public final class BenchChild {
             BenchPki pki = new BenchPki(Path.of(args[i].substring(4)));
             TlsFiles files = new TlsFiles(pki.cert(), pki.key(), null);
             config.frontendTls(files).agentTls(files);
+          } else if (args[i].startsWith("groups=")) {
+            config.keyExchangeGroups(groups(args[i]));
           } else {
             config.connectionQueueBytes(Long.parseLong(args[i]) << 20); // per-connection queue, MiB
           }
@@ -74,8 +78,14 @@ public final class BenchChild {
         TunnelAgentConfig.Builder config = TunnelAgentConfig.builder().proxyServerHost("127.0.0.1")
             .proxyServerPort(Integer.parseInt(args[1])).agentId("bench-agent")
             .healthServerPort(-1).adminServerPort(-1);
-        if (args.length > 2 && args[2].startsWith("tls=")) {
-          config.caCert(new BenchPki(Path.of(args[2].substring(4))).ca());
+        for (int i = 2; i < args.length; i++) {
+          if (args[i].startsWith("tls=")) {
+            config.caCert(new BenchPki(Path.of(args[i].substring(4))).ca());
+          } else if (args[i].startsWith("groups=")) {
+            config.keyExchangeGroups(groups(args[i]));
+          } else {
+            throw new IllegalArgumentException("agent argument: " + args[i] + " (expected: tls=DIR or groups=LIST)");
+          }
         }
         if (WINDOW != null) {
           config.flowControlWindow(WINDOW);
@@ -123,6 +133,11 @@ public final class BenchChild {
     appender.start();
     root.addAppender(appender);
     root.setLevel(Level.WARN);
+  }
+
+  /** The list of a {@code groups=A,B} argument. */
+  private static java.util.List<String> groups(String arg) {
+    return java.util.List.of(arg.substring("groups=".length()).split(","));
   }
 
   private static void say(String key, long value) {

@@ -1,6 +1,9 @@
 package dev.portage.bench.tunnel;
 
 import io.netty.buffer.ByteBufAllocator;
+import dev.portage.core.net.KeyExchangeGroup;
+import io.netty.handler.ssl.OpenSslContextOption;
+import io.netty.handler.ssl.OpenSslSession;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
@@ -15,6 +18,7 @@ import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
+import java.util.List;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult;
 import javax.net.ssl.SSLException;
@@ -47,22 +51,37 @@ final class TlsConn implements Conn {
   static final class Client {
     private final SslContext context;
 
-    private Client(Path ca, boolean resume) throws SSLException {
-      this.context = SslContextBuilder.forClient().sslProvider(SslProvider.OPENSSL).trustManager(ca.toFile())
-          .protocols("TLSv1.3", "TLSv1.2").build();
+    private Client(Path ca, boolean resume, List<String> groups) throws SSLException {
+      SslContextBuilder builder = SslContextBuilder.forClient().sslProvider(SslProvider.OPENSSL)
+          .trustManager(ca.toFile()).protocols("TLSv1.3", "TLSv1.2");
+      if (!groups.isEmpty()) {
+        builder.option(OpenSslContextOption.GROUPS,
+            groups.stream().map(g -> KeyExchangeGroup.of(g).openSslName()).toArray(String[]::new));
+      }
+      this.context = builder.build();
       // The cache is keyed by the host and port each engine is created for (which the client's host
       // name check needs anyway): off, every connection is a full handshake.
       ((io.netty.handler.ssl.OpenSslSessionContext) context.sessionContext()).setSessionCacheEnabled(resume);
     }
 
-    /** Every connection does a full handshake (no client session cache). */
-    static Client fullHandshake(Path ca) throws SSLException {
-      return new Client(ca, false);
+    /**
+     * Every connection does a full handshake (no client session cache), offering {@code groups} (any
+     * name {@link KeyExchangeGroup#of} accepts; empty: BoringSSL's default, X25519MLKEM768 first).
+     */
+    static Client fullHandshake(Path ca, List<String> groups) throws SSLException {
+      return new Client(ca, false, groups);
     }
 
     /** Connections resume the session of the previous one to the same port when the server agrees. */
-    static Client resuming(Path ca) throws SSLException {
-      return new Client(ca, true);
+    static Client resuming(Path ca, List<String> groups) throws SSLException {
+      return new Client(ca, true, groups);
+    }
+
+    /** The key-exchange group one full handshake with {@code port} negotiates, as BoringSSL names it. */
+    String negotiatedGroup(int port) throws IOException {
+      try (TlsConn c = connect(port)) {
+        return ((OpenSslSession) c.engine.getSession()).getNamedGroup();
+      }
     }
 
     TlsConn connect(int port) throws IOException {

@@ -3,9 +3,12 @@ package dev.portage.core.net;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.handler.ssl.ApplicationProtocolConfig;
 import io.netty.handler.ssl.ClientAuth;
+import io.netty.handler.ssl.DelegatingSslContext;
 import io.netty.handler.ssl.IdentityCipherSuiteFilter;
+import io.netty.handler.ssl.JdkSslContext;
 import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.OpenSslCachingX509KeyManagerFactory;
+import io.netty.handler.ssl.OpenSslContextOption;
 import io.netty.handler.ssl.OpenSslSessionContext;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -25,6 +28,7 @@ import java.util.Objects;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,7 +40,9 @@ import org.slf4j.LoggerFactory;
  * <p>The {@code *Builder} variants return a configured {@link SslContextBuilder} for callers that
  * adjust it further, e.g. gRPC's {@code GrpcSslContexts.configure(builder)}. Clients verify the
  * server's host name: create handlers with {@code newHandler(alloc, host, port)}. Stateless and
- * thread-safe; contexts are immutable and meant to be shared.
+ * thread-safe; contexts are immutable and meant to be shared. Callers that build a {@code *Builder}
+ * themselves pass the result through {@link #withKeyExchangeGroups}, so the JDK provider also gets
+ * the configured key-exchange groups.
  */
 public final class TlsContexts {
 
@@ -109,6 +115,32 @@ public final class TlsContexts {
       sessions.setSessionCacheEnabled(false);
     }
     return context;
+  }
+
+  /**
+   * {@code context} with {@code options}' key-exchange groups on every engine it creates. OpenSSL
+   * contexts already carry them (set on the builder, which cannot carry them for the JDK); a JDK
+   * context is wrapped so each engine's {@code SSLParameters} name the groups (per engine, not the
+   * process-wide {@code jdk.tls.namedGroups}).
+   *
+   * @return {@code context} itself when there is nothing to add
+   */
+  public static SslContext withKeyExchangeGroups(SslContext context, TlsOptions options) {
+    if (options.keyExchangeGroups().isEmpty() || !(context instanceof JdkSslContext)) {
+      return context;
+    }
+    String[] groups =
+        options.keyExchangeGroups().stream()
+            .map(name -> KeyExchangeGroup.of(name).jdkName())
+            .toArray(String[]::new);
+    return new DelegatingSslContext(context) {
+      @Override
+      protected void initEngine(SSLEngine engine) {
+        SSLParameters parameters = engine.getSSLParameters();
+        parameters.setNamedGroups(groups);
+        engine.setSSLParameters(parameters);
+      }
+    };
   }
 
   /** A server context with {@link TlsOptions#defaults()}. */
@@ -276,6 +308,14 @@ public final class TlsContexts {
   private static SslContextBuilder apply(
       SslContextBuilder builder, TlsOptions options, boolean server) {
     builder.sslProvider(provider()).protocols(options.protocols());
+    if (!options.keyExchangeGroups().isEmpty() && provider() != SslProvider.JDK) {
+      // The JDK provider gets them per engine: withKeyExchangeGroups.
+      builder.option(
+          OpenSslContextOption.GROUPS,
+          options.keyExchangeGroups().stream()
+              .map(name -> KeyExchangeGroup.of(name).openSslName())
+              .toArray(String[]::new));
+    }
     if (!options.cipherSuites().isEmpty()) {
       builder.ciphers(cipherSuites(options), IdentityCipherSuiteFilter.INSTANCE);
     }
@@ -321,6 +361,6 @@ public final class TlsContexts {
     } finally {
       ReferenceCountUtil.release(engine);
     }
-    return context;
+    return withKeyExchangeGroups(context, options);
   }
 }

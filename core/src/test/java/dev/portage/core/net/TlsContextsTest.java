@@ -224,6 +224,40 @@ class TlsContextsTest {
         .hasMessage("alpnProtocols: empty name (expected: e.g. h2)");
   }
 
+  @Test
+  void keyExchangeGroupsAcceptGoOpenSslAndIanaNamesInAnyCase() {
+    TlsOptions options =
+        TlsOptions.defaults()
+            .withKeyExchangeGroups(
+                List.of("x25519mlkem768", "X25519", "CurveP256", "secp384r1", "p-521", "prime256v1"));
+
+    // Normalised to IANA names, in the given order, each once.
+    assertThat(options.keyExchangeGroups())
+        .containsExactly("X25519MLKEM768", "x25519", "secp256r1", "secp384r1", "secp521r1");
+    assertThat(TlsOptions.defaults().keyExchangeGroups()).isEmpty();
+  }
+
+  @Test
+  void keyExchangeGroupsRefuseUnknownNames() {
+    assertThatThrownBy(() -> TlsOptions.defaults().withKeyExchangeGroups(List.of("x448")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "unknown key-exchange group \"x448\" (expected: X25519MLKEM768, X25519, CurveP256,"
+                + " secp256r1, prime256v1, P-256, CurveP384, secp384r1, P-384, CurveP521, secp521r1,"
+                + " P-521)");
+  }
+
+  @Test
+  void keyExchangeGroupsReachTheOpenSslContext() throws Exception {
+    TlsOptions options = TlsOptions.defaults().withKeyExchangeGroups(List.of("CurveP256", "x25519"));
+
+    SslContext server = TlsContexts.server(pki.serverCert, pki.serverKey, null, options);
+    SslContext client = TlsContexts.client(pki.caCert, null, null, options);
+
+    assertThat(server.isServer()).isTrue();
+    assertThat(client.isClient()).isTrue();
+  }
+
   private static String pem(String type, byte[] der) {
     return "-----BEGIN "
         + type

@@ -1,6 +1,7 @@
 package dev.portage.core.net;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
@@ -13,7 +14,9 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.ssl.OpenSslEngine;
+import io.netty.handler.ssl.OpenSslSession;
 import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
 import io.netty.util.ReferenceCountUtil;
@@ -188,6 +191,103 @@ class TlsIntegrationTest {
 
     assertThat(exchange.reply()).isEqualTo("hello");
     assertThat(exchange.ssl.applicationProtocol()).isEqualTo("http/1.1");
+  }
+
+  @Test
+  void openSslNegotiatesThePostQuantumHybridByDefault() throws Exception {
+    assumeTrue(TlsContexts.provider() == SslProvider.OPENSSL, "OpenSSL provider");
+    startServer(TlsContexts.server(pki.serverCert, pki.serverKey, null));
+
+    Exchange exchange = exchange(TlsContexts.client(pki.caCert, null, null), "localhost");
+
+    assertThat(exchange.reply()).isEqualTo("hello");
+    assertThat(namedGroup(exchange)).isEqualTo("X25519MLKEM768");
+  }
+
+  @Test
+  void negotiatedGroupFollowsTheServersKeyExchangeGroups() throws Exception {
+    assumeTrue(TlsContexts.provider() == SslProvider.OPENSSL, "OpenSSL provider");
+    startServer(
+        TlsContexts.server(
+            pki.serverCert,
+            pki.serverKey,
+            null,
+            TlsOptions.defaults().withKeyExchangeGroups(List.of("x25519", "CurveP256"))));
+    SslContext client = TlsContexts.client(pki.caCert, null, null);
+
+    Exchange exchange = exchange(client, "localhost");
+
+    assertThat(exchange.reply()).isEqualTo("hello");
+    // The client offers X25519MLKEM768 first; the server allows only x25519 and P-256.
+    assertThat(namedGroup(exchange)).isEqualTo("X25519");
+  }
+
+  @Test
+  void negotiatedGroupFollowsTheClientsKeyExchangeGroups() throws Exception {
+    assumeTrue(TlsContexts.provider() == SslProvider.OPENSSL, "OpenSSL provider");
+    startServer(TlsContexts.server(pki.serverCert, pki.serverKey, null));
+    SslContext client =
+        TlsContexts.client(
+            pki.caCert,
+            null,
+            null,
+            TlsOptions.defaults().withKeyExchangeGroups(List.of("secp384r1")));
+
+    Exchange exchange = exchange(client, "localhost");
+
+    assertThat(exchange.reply()).isEqualTo("hello");
+    assertThat(namedGroup(exchange)).isEqualTo("P-384");
+  }
+
+  @Test
+  void handshakeFailsWithoutACommonKeyExchangeGroup() throws Exception {
+    startServer(
+        TlsContexts.server(
+            pki.serverCert,
+            pki.serverKey,
+            null,
+            TlsOptions.defaults().withKeyExchangeGroups(List.of("P-384"))));
+    SslContext client =
+        TlsContexts.client(
+            pki.caCert, null, null, TlsOptions.defaults().withKeyExchangeGroups(List.of("X25519")));
+
+    Exchange exchange = exchange(client, "localhost");
+
+    assertThat(exchange.handshakeFailure()).isInstanceOf(SSLHandshakeException.class);
+  }
+
+  @Test
+  void jdkContextsApplyKeyExchangeGroupsPerEngine() throws Exception {
+    TlsOptions p384 = TlsOptions.defaults().withKeyExchangeGroups(List.of("CurveP384"));
+    SslContext jdkServer =
+        TlsContexts.withKeyExchangeGroups(
+            SslContextBuilder.forServer(
+                    PemFiles.privateKey(pki.serverKey, "key"),
+                    PemFiles.certificates(pki.serverCert, "cert"))
+                .sslProvider(SslProvider.JDK)
+                .build(),
+            p384);
+    startServer(jdkServer);
+    SslContext jdkClient =
+        SslContextBuilder.forClient()
+            .sslProvider(SslProvider.JDK)
+            .trustManager(PemFiles.certificates(pki.caCert, "ca"))
+            .build();
+
+    Exchange agreeing = exchange(TlsContexts.withKeyExchangeGroups(jdkClient, p384), "localhost");
+    assertThat(agreeing.reply()).isEqualTo("hello");
+    assertThat(agreeing.ssl.engine().getSSLParameters().getNamedGroups()).containsExactly("secp384r1");
+    assertThat(serverEngine.getSSLParameters().getNamedGroups()).containsExactly("secp384r1");
+
+    TlsOptions x25519 = TlsOptions.defaults().withKeyExchangeGroups(List.of("x25519"));
+    Exchange disagreeing = exchange(TlsContexts.withKeyExchangeGroups(jdkClient, x25519), "localhost");
+    // The JDK reports the missing common group as a protocol error rather than a handshake failure.
+    assertThat(disagreeing.handshakeFailure()).isInstanceOf(javax.net.ssl.SSLException.class);
+  }
+
+  /** The group the client's session negotiated, as BoringSSL names it. */
+  private static String namedGroup(Exchange exchange) {
+    return ((OpenSslSession) exchange.ssl.engine().getSession()).getNamedGroup();
   }
 
   @Test

@@ -14,7 +14,8 @@ import java.util.List;
  * Client TLS of the agent's server connections: trust {@code --ca-cert}, TLS 1.2 or newer, an mTLS
  * client certificate from {@code --agent-cert}/{@code --agent-key}, and ALPN. gRPC needs {@code h2}
  * negotiated, so {@code --alpn-proto} values are offered first and {@code h2} is always offered last
- * (grpc-go's TLS credentials do the same). The engine is {@link TlsContexts#provider()}'s: BoringSSL
+ * (grpc-go's TLS credentials do the same). {@code --tls-key-exchange-groups} chooses the key-exchange
+ * groups offered (default: the provider's, X25519MLKEM768 first with BoringSSL). The engine is {@link TlsContexts#provider()}'s: BoringSSL
  * when netty-tcnative loads, the JDK otherwise.
  */
 final class AgentTls {
@@ -25,8 +26,9 @@ final class AgentTls {
     if (!cfg.tls()) {
       return null;
     }
+    TlsOptions options = TlsOptions.defaults().withKeyExchangeGroups(cfg.keyExchangeGroups());
     SslContextBuilder b = GrpcSslContexts.configure(
-        TlsContexts.clientBuilder(cfg.caCert(), cfg.agentCert(), cfg.agentKey(), TlsOptions.defaults()),
+        TlsContexts.clientBuilder(cfg.caCert(), cfg.agentCert(), cfg.agentKey(), options),
         TlsContexts.provider());
     if (!cfg.alpnProtos().isEmpty()) {
       List<String> protos = new ArrayList<>(cfg.alpnProtos());
@@ -39,6 +41,6 @@ final class AgentTls {
               ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
               protos));
     }
-    return b.build();
+    return TlsContexts.withKeyExchangeGroups(b.build(), options);
   }
 }

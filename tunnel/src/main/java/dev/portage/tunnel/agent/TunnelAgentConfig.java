@@ -1,6 +1,7 @@
 package dev.portage.tunnel.agent;
 
 import dev.portage.tunnel.wire.AgentIdentifiers;
+import dev.portage.core.net.KeyExchangeGroup;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -24,6 +25,8 @@ import java.util.UUID;
  * @param agentCert {@code --agent-cert} (mTLS client certificate), null for none
  * @param agentKey {@code --agent-key}, null for none
  * @param alpnProtos {@code --alpn-proto}
+ * @param keyExchangeGroups Portage only: {@code --tls-key-exchange-groups}, the TLS key-exchange groups
+ *     offered to servers in preference order, by IANA name; empty means the provider's default
  * @param healthServerHost {@code --health-server-host}; empty means all interfaces
  * @param healthServerPort {@code --health-server-port}
  * @param adminBindAddress {@code --admin-bind-address}
@@ -57,6 +60,7 @@ public record TunnelAgentConfig(
     Path agentCert,
     Path agentKey,
     List<String> alpnProtos,
+    List<String> keyExchangeGroups,
     String healthServerHost,
     int healthServerPort,
     String adminBindAddress,
@@ -120,6 +124,11 @@ public record TunnelAgentConfig(
           "if --enable-contention-profiling is set, --enable-profiling must also be set");
     }
     alpnProtos = List.copyOf(Objects.requireNonNull(alpnProtos, "alpnProtos"));
+    try {
+      keyExchangeGroups = KeyExchangeGroup.normalise(Objects.requireNonNullElse(keyExchangeGroups, List.of()));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("keyExchangeGroups: " + e.getMessage(), e);
+    }
     Objects.requireNonNull(healthServerHost, "healthServerHost");
     requirePort("healthServerPort", healthServerPort, true);
     requireNonEmpty("adminBindAddress", adminBindAddress);
@@ -206,6 +215,7 @@ public record TunnelAgentConfig(
     private Path agentCert;
     private Path agentKey;
     private List<String> alpnProtos = List.of();
+    private List<String> keyExchangeGroups = List.of();
     private String healthServerHost = "";
     private int healthServerPort = 8093;
     private String adminBindAddress = "127.0.0.1";
@@ -239,6 +249,7 @@ public record TunnelAgentConfig(
       agentCert = c.agentCert;
       agentKey = c.agentKey;
       alpnProtos = c.alpnProtos;
+      keyExchangeGroups = c.keyExchangeGroups;
       healthServerHost = c.healthServerHost;
       healthServerPort = c.healthServerPort;
       adminBindAddress = c.adminBindAddress;
@@ -270,6 +281,7 @@ public record TunnelAgentConfig(
     public Builder agentCert(Path v) { agentCert = v; return this; }
     public Builder agentKey(Path v) { agentKey = v; return this; }
     public Builder alpnProtos(List<String> v) { alpnProtos = v; return this; }
+    public Builder keyExchangeGroups(List<String> v) { keyExchangeGroups = v; return this; }
     public Builder healthServerHost(String v) { healthServerHost = v; return this; }
     public Builder healthServerPort(int v) { healthServerPort = v; return this; }
     public Builder adminBindAddress(String v) { adminBindAddress = v; return this; }
@@ -296,7 +308,7 @@ public record TunnelAgentConfig(
     public TunnelAgentConfig build() {
       return new TunnelAgentConfig(
           proxyServerHost, proxyServerPort, agentId, agentIdentifiers, serviceAccountTokenPath,
-          caCert, agentCert, agentKey, alpnProtos, healthServerHost, healthServerPort,
+          caCert, agentCert, agentKey, alpnProtos, keyExchangeGroups, healthServerHost, healthServerPort,
           adminBindAddress, adminServerPort, syncInterval, syncIntervalCap, probeInterval,
           keepaliveTime, syncForever, xfrChannelSize, dialTimeout, countServerLeases,
           leaseNamespace, leaseLabelSelector, serverCountSource, kubeconfig, flowControlWindow,

@@ -314,7 +314,8 @@ public final class TunnelServer implements AutoCloseable {
   }
 
   private TlsOptions tlsOptions() {
-    TlsOptions options = TlsOptions.defaults().withCipherSuites(config.cipherSuites());
+    TlsOptions options = TlsOptions.defaults().withCipherSuites(config.cipherSuites())
+        .withKeyExchangeGroups(config.keyExchangeGroups());
     return config.tlsMinVersion() == null ? options : options.withMinVersion(config.tlsMinVersion());
   }
 
@@ -324,8 +325,10 @@ public final class TunnelServer implements AutoCloseable {
    * konnectivity-client does, skips the certificate exchange on every dial but the first).
    */
   private SslContext grpcTls(TlsFiles files) throws IOException {
-    SslContextBuilder b = TlsContexts.serverBuilder(files.cert(), files.key(), files.clientCa(), tlsOptions());
-    return TlsContexts.resumeSessions(GrpcSslContexts.configure(b, TlsContexts.provider()).build());
+    TlsOptions options = tlsOptions();
+    SslContextBuilder b = TlsContexts.serverBuilder(files.cert(), files.key(), files.clientCa(), options);
+    return TlsContexts.resumeSessions(TlsContexts.withKeyExchangeGroups(
+        GrpcSslContexts.configure(b, TlsContexts.provider()).build(), options));
   }
 
   private static void keepalive(NettyServerBuilder nb, Duration d) {

@@ -1,5 +1,6 @@
 package dev.portage.tunnel.server;
 
+import dev.portage.core.net.KeyExchangeGroup;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -46,6 +47,7 @@ public record TunnelServerConfig(
     TlsFiles agentTls,
     String tlsMinVersion,
     List<String> cipherSuites,
+    List<String> keyExchangeGroups,
     String healthBindAddress,
     int healthPort,
     String adminBindAddress,
@@ -92,6 +94,7 @@ public record TunnelServerConfig(
       }
     }
     cipherSuites = List.copyOf(Objects.requireNonNullElse(cipherSuites, List.of()));
+    keyExchangeGroups = keyExchangeGroups(keyExchangeGroups);
     if (tlsMinVersion != null && !List.of("VersionTLS12", "VersionTLS13", "TLSv1.2", "TLSv1.3").contains(tlsMinVersion)) {
       throw new IllegalArgumentException(
           "tlsMinVersion: \"" + tlsMinVersion + "\" (expected: VersionTLS12 or VersionTLS13)");
@@ -208,6 +211,7 @@ public record TunnelServerConfig(
     private TlsFiles agentTls;
     private String tlsMinVersion;
     private List<String> cipherSuites = List.of();
+    private List<String> keyExchangeGroups = List.of();
     private String healthBindAddress = "";
     private int healthPort = 8092;
     private String adminBindAddress = "127.0.0.1";
@@ -246,6 +250,7 @@ public record TunnelServerConfig(
       agentTls = c.agentTls;
       tlsMinVersion = c.tlsMinVersion;
       cipherSuites = c.cipherSuites;
+      keyExchangeGroups = c.keyExchangeGroups;
       healthBindAddress = c.healthBindAddress;
       healthPort = c.healthPort;
       adminBindAddress = c.adminBindAddress;
@@ -294,6 +299,8 @@ public record TunnelServerConfig(
     public Builder agentTls(TlsFiles v) { agentTls = v; return this; }
     public Builder tlsMinVersion(String v) { tlsMinVersion = v; return this; }
     public Builder cipherSuites(List<String> v) { cipherSuites = v; return this; }
+    /** Key-exchange groups of every TLS listener, in preference order; empty = the provider's default. */
+    public Builder keyExchangeGroups(List<String> v) { keyExchangeGroups = v; return this; }
     public Builder healthBindAddress(String v) { healthBindAddress = v; return this; }
     public Builder healthPort(int v) { healthPort = v; return this; }
     public Builder adminBindAddress(String v) { adminBindAddress = v; return this; }
@@ -334,12 +341,21 @@ public record TunnelServerConfig(
     public TunnelServerConfig build() {
       return new TunnelServerConfig(
           serverId, serverCount, mode, serverBindAddress, serverPort, udsName, deleteExistingUdsFile,
-          frontendTls, agentBindAddress, agentPort, agentTls, tlsMinVersion, cipherSuites,
+          frontendTls, agentBindAddress, agentPort, agentTls, tlsMinVersion, cipherSuites, keyExchangeGroups,
           healthBindAddress, healthPort, adminBindAddress, adminPort, keepaliveTime,
           frontendKeepaliveTime, proxyStrategies, xfrChannelSize, connectionQueueBytes,
           backendDialTimeout, headerReadTimeout, agentTokenAuth, enableLeaseController,
           leaseNamespace, leaseLabels, gracefulShutdownTimeout, grpcFrontendPort, flowControlWindow,
           maxPendingHeads, enableProfiling, enableContentionProfiling);
+    }
+  }
+
+  /** The IANA names of {@code groups} (any name {@link KeyExchangeGroup#of} accepts), each once. */
+  private static List<String> keyExchangeGroups(List<String> groups) {
+    try {
+      return KeyExchangeGroup.normalise(Objects.requireNonNullElse(groups, List.of()));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("keyExchangeGroups: " + e.getMessage(), e);
     }
   }
 }

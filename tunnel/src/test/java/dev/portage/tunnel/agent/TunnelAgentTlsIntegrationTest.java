@@ -136,6 +136,27 @@ class TunnelAgentTlsIntegrationTest {
     assertNeverConnects();
   }
 
+  /** A server that accepts only P-384 for the key exchange. */
+  private static SslContext p384OnlyServerTls() throws Exception {
+    return dev.portage.core.net.TlsContexts.withKeyExchangeGroups(
+        serverTls(false),
+        dev.portage.core.net.TlsOptions.defaults().withKeyExchangeGroups(List.of("secp384r1")));
+  }
+
+  @Test
+  void agentLinkOffersTheConfiguredKeyExchangeGroups() throws Exception {
+    server = new TestProxyServer(() -> "tls-server", 1, 0, p384OnlyServerTls());
+    start(config().keyExchangeGroups(List.of("CurveP384")).build());
+    driveUntilConnected();
+  }
+
+  @Test
+  void agentLinkWithoutACommonKeyExchangeGroupNeverConnects() throws Exception {
+    server = new TestProxyServer(() -> "tls-server", 1, 0, p384OnlyServerTls());
+    start(config().keyExchangeGroups(List.of("X25519")).probeInterval(Duration.ofHours(1)).build());
+    assertNeverConnects();
+  }
+
   @Test
   void alpnProtocolsAreOfferedAlongsideH2() throws Exception {
     server = new TestProxyServer(() -> "tls-server", 1, 0, serverTls(false));

@@ -41,9 +41,14 @@ class TlsIntegrationTest {
   }
 
   private TunnelServer start(FrontendMode mode) throws Exception {
+    return start(mode, List.of());
+  }
+
+  private TunnelServer start(FrontendMode mode, List<String> keyExchangeGroups) throws Exception {
     pki = new TestPki(dir);
     TunnelServerConfig config = TunnelServerConfig.builder().ephemeralPorts().serverId("tls-server")
         .mode(mode)
+        .keyExchangeGroups(keyExchangeGroups)
         .frontendTls(new TlsFiles(pki.serverCert, pki.serverKey, null))
         .agentTls(new TlsFiles(pki.serverCert, pki.serverKey, pki.caCert))
         .tlsMinVersion("VersionTLS12")
@@ -53,10 +58,15 @@ class TlsIntegrationTest {
   }
 
   private ManagedChannel tlsChannel(int port, boolean clientCert) throws Exception {
+    return tlsChannel(port, clientCert, TlsOptions.defaults());
+  }
+
+  private ManagedChannel tlsChannel(int port, boolean clientCert, TlsOptions options) throws Exception {
     var b = TlsContexts.clientBuilder(pki.caCert, clientCert ? pki.clientCert : null,
-        clientCert ? pki.clientKey : null, TlsOptions.defaults());
+        clientCert ? pki.clientKey : null, options);
     ManagedChannel ch = NettyChannelBuilder.forAddress("localhost", port)
-        .sslContext(GrpcSslContexts.configure(b, TlsContexts.provider()).build())
+        .sslContext(TlsContexts.withKeyExchangeGroups(
+            GrpcSslContexts.configure(b, TlsContexts.provider()).build(), options))
         .build();
     channels.add(ch);
     return ch;
@@ -110,6 +120,42 @@ class TlsIntegrationTest {
         agent.send(Packets.data(4, "secret".getBytes(StandardCharsets.UTF_8)));
         assertThat(new String(s.getInputStream().readNBytes(6), StandardCharsets.UTF_8)).isEqualTo("secret");
       }
+    }
+  }
+
+  @Test
+  void everyTlsListenerAcceptsOnlyTheConfiguredKeyExchangeGroups() throws Exception {
+    start(FrontendMode.HTTP_CONNECT, List.of("X25519"));
+    TlsOptions p384 = TlsOptions.defaults().withKeyExchangeGroups(List.of("CurveP384"));
+    TlsOptions x25519 = TlsOptions.defaults().withKeyExchangeGroups(List.of("x25519"));
+
+    // Agent listener (gRPC, mTLS).
+    try (TestStream agent = TestStream.agent(tlsChannel(server.agentPort(), true, p384), agentHeaders())) {
+      assertThat(agent.awaitCloseWithoutPackets().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    }
+    try (TestStream agent = TestStream.agent(tlsChannel(server.agentPort(), true, x25519), agentHeaders())) {
+      assertThat(agent.awaitHeaders().get(Metadata.SERVER_ID)).isEqualTo("tls-server");
+    }
+
+    // HTTP CONNECT frontend.
+    int port = ((InetSocketAddress) server.frontendAddress()).getPort();
+    assertThat(frontendHandshake(port, "secp384r1")).isInstanceOf(javax.net.ssl.SSLException.class);
+    assertThat(frontendHandshake(port, "x25519")).isNull();
+  }
+
+  /** A JDK client handshake offering only {@code group}; the failure, or null on success. */
+  private Exception frontendHandshake(int port, String group) throws Exception {
+    SSLContext ctx = SSLContext.getInstance("TLS");
+    ctx.init(null, new javax.net.ssl.TrustManager[] {caTrustManager()}, null);
+    try (SSLSocket s = (SSLSocket) ctx.getSocketFactory().createSocket("localhost", port)) {
+      s.setSoTimeout(10_000);
+      javax.net.ssl.SSLParameters parameters = s.getSSLParameters();
+      parameters.setNamedGroups(new String[] {group});
+      s.setSSLParameters(parameters);
+      s.startHandshake();
+      return null;
+    } catch (javax.net.ssl.SSLException e) {
+      return e;
     }
   }
 
