@@ -103,7 +103,7 @@ public final class ServerHttpCodec
       }
       int from = out.size();
       if (!delegating && !delegateForever) {
-        HttpRequest request = plain.parse(in);
+        HttpRequest request = plain.parseRequest(in);
         if (request != null) {
           out.add(request);
           out.add(LastHttpContent.EMPTY_LAST_CONTENT);
