@@ -136,6 +136,8 @@ class ServerHttpCodecTest {
     assertSameAsNetty("OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n");
     assertSameAsNetty("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\nX-Obs: caf\u00e9\r\n\r\n");
     assertSameAsNetty("GET / HTTP/1.1\r\nhost: a\r\ncontent-length: 0\r\n\r\n");
+    assertSameAsNetty("GET /{a}|\"<b>\\^`~ HTTP/1.1\r\nHost: a\r\nX-Q: \"q\" {v}\r\n\r\n");
+    assertSameAsNetty("PATCH HTTPS://A.example/x HTTP/1.1\r\nHost: A.example\r\nX:y\r\n\r\n");
   }
 
   @Test
