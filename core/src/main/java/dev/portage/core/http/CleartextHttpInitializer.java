@@ -7,7 +7,6 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.ByteToMessageDecoder;
-import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import io.netty.handler.codec.http2.Http2CodecUtil;
 import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
@@ -43,7 +42,7 @@ public final class CleartextHttpInitializer extends ChannelInitializer<Channel> 
   }
 
   private void http1(ChannelPipeline p) {
-    p.addLast(new HttpServerCodec())
+    p.addLast(new ServerHttpCodec())
         .addLast(new HttpServerKeepAliveHandler())
         .addLast(handlers.apply(HttpProtocol.HTTP_1_1));
   }

@@ -5,10 +5,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Shared constants for the header names HTTP servers commonly send, found by their exact bytes in
+ * Shared constants for the header names HTTP servers and clients commonly send, found by their exact bytes in
  * a decoder's line buffer, so decoding a header line with such a name allocates no name (and the
  * name's hash, which the headers map needs, is computed once per process). Names are kept in the
- * spellings servers use (Go's and nginx's canonical case, and all lower case); any other spelling
+ * spellings senders use (Go's and nginx's canonical case, and all lower case); any other spelling
  * is simply not found. Immutable and thread-safe.
  */
 final class CommonHeaderNames {
@@ -27,6 +27,21 @@ final class CommonHeaderNames {
     "date", "server", "content-type", "content-length", "connection", "keep-alive",
     "last-modified", "etag", "accept-ranges", "cache-control", "expires", "vary",
     "transfer-encoding", "content-encoding", "location", "set-cookie",
+    // what clients send (curl, wrk, browsers, Go's net/http, Kubernetes clients), both spellings
+    "Host", "User-Agent", "Accept", "Accept-Encoding", "Accept-Language", "Authorization",
+    "Cookie", "Referer", "Origin", "If-None-Match", "If-Modified-Since", "X-Forwarded-For",
+    "X-Forwarded-Proto", "X-Request-Id", "Expect", "Te", "Traceparent", "Content-Md5",
+    "host", "user-agent", "accept", "accept-encoding", "accept-language", "authorization",
+    "cookie", "referer", "origin", "if-none-match", "if-modified-since", "x-forwarded-for",
+    "x-forwarded-proto", "x-request-id", "expect", "te", "traceparent",
+    // more answers: ranges, conditional and CORS headers
+    "Content-Range", "Content-Disposition", "Content-Language", "Link", "Allow",
+    "X-Frame-Options", "X-Xss-Protection", "Referrer-Policy", "Content-Security-Policy",
+    "Access-Control-Allow-Credentials", "Access-Control-Allow-Headers",
+    "Access-Control-Allow-Methods", "Access-Control-Expose-Headers", "X-Request-ID",
+    "grpc-status", "grpc-message", "age", "via", "trailer", "upgrade", "www-authenticate",
+    "strict-transport-security", "x-content-type-options", "access-control-allow-origin",
+    "retry-after", "audit-id", "warning", "x-envoy-upstream-service-time", "l5d-dst-override",
   };
 
   private static final int MAX_LENGTH = 64;
@@ -42,7 +57,9 @@ final class CommonHeaderNames {
     for (String name : NAMES) {
       AsciiString s = AsciiString.cached(name);
       s.hashCode(); // computed now, once
-      byLength.get(name.length()).add(s);
+      if (!byLength.get(name.length()).contains(s)) {
+        byLength.get(name.length()).add(s);
+      }
     }
     for (int i = 0; i < MAX_LENGTH; i++) {
       List<AsciiString> l = byLength.get(i);

@@ -6,6 +6,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
@@ -151,5 +152,114 @@ class OriginHttpCodecTest {
 
   private static byte[] bytes(String s) {
     return new AsciiString(s).toByteArray();
+  }
+
+  /** What a codec decodes from {@code chunks} after requests with {@code methods}, as text. */
+  private static List<String> decodeAll(List<HttpMethod> methods, boolean direct, String... chunks) {
+    return decodeAll(new OriginHttpCodec(), methods, direct, chunks);
+  }
+
+  private static List<String> decodeAll(
+      io.netty.channel.ChannelHandler codec, List<HttpMethod> methods, boolean direct, String... chunks) {
+    EmbeddedChannel c = new EmbeddedChannel(codec);
+    List<String> seen = new ArrayList<>();
+    try {
+      for (HttpMethod m : methods) {
+        c.writeOutbound(new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, m, "/x"));
+        ByteBuf wire;
+        while ((wire = c.readOutbound()) != null) {
+          wire.release();
+        }
+      }
+      for (String chunk : chunks) {
+        byte[] b = bytes(chunk);
+        ByteBuf buf = direct ? Unpooled.directBuffer(b.length) : Unpooled.buffer(b.length);
+        c.writeInbound(buf.writeBytes(b));
+        Object msg;
+        while ((msg = c.readInbound()) != null) {
+          StringBuilder d = new StringBuilder();
+          if (msg instanceof HttpResponse r) {
+            d.append(r.protocolVersion()).append(' ').append(r.status().code()).append(' ')
+                .append(r.status().reasonPhrase());
+            r.headers().iteratorCharSequence().forEachRemaining(e -> d.append(" [").append(e.getKey()).append('=')
+                .append(e.getValue()).append(']'));
+          }
+          if (msg instanceof HttpContent hc) {
+            d.append(msg instanceof LastHttpContent ? "last " : "content ")
+                .append(hc.content().toString(StandardCharsets.ISO_8859_1));
+            if (msg instanceof LastHttpContent l) {
+              d.append(" trailers ").append(l.trailingHeaders().size());
+            }
+          }
+          if (msg instanceof io.netty.handler.codec.http.HttpObject h) {
+            d.append(h.decoderResult().isSuccess() ? " ok" : " failed");
+          }
+          seen.add(d.toString());
+          ReferenceCountUtil.release(msg);
+        }
+      }
+    } finally {
+      c.finishAndReleaseAll();
+    }
+    return seen;
+  }
+
+  @Test
+  void wholeResponsesDecodeAsTheSameResponsesArrivingByteByByte() {
+    String nginx = "HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Fri, 27 Nov 2026 02:00:00 GMT\r\n"
+        + "Content-Type: text/html\r\nContent-Length: 5\r\nLast-Modified: Fri, 27 Nov 2026 01:00:00 GMT\r\n"
+        + "Connection: keep-alive\r\nETag: \"6566-5\"\r\nAccept-Ranges: bytes\r\nX-Odd:  a \t\r\n\r\nhello";
+    String notFound = "HTTP/1.1 404 Not Found\r\ncontent-length: 3\r\n\r\nnop";
+    String custom = "HTTP/1.0 299 Fine Thanks\r\nContent-Length: 0\r\n\r\n";
+    String chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\nX-T: 1\r\n\r\n";
+    String noContent = "HTTP/1.1 204 No Content\r\nContent-Length: 4\r\n\r\n";
+    String big = "HTTP/1.1 200 OK\r\nContent-Length: 9000\r\n\r\n" + "z".repeat(9000);
+    String head = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
+    String all = nginx + notFound + custom + chunked + noContent + big + head + nginx;
+    List<HttpMethod> methods = List.of(HttpMethod.GET, HttpMethod.GET, HttpMethod.POST, HttpMethod.GET,
+        HttpMethod.GET, HttpMethod.GET, HttpMethod.HEAD, HttpMethod.GET);
+    // Netty's own client codec is the reference (same method pairing for these responses).
+    List<String> whole = decodeAll(methods, false, all);
+    assertThat(whole).isEqualTo(decodeAll(new HttpClientCodec(), methods, false, all));
+    assertThat(decodeAll(methods, true, all)).isEqualTo(whole);
+    assertThat(decodeAll(methods, true, all.split("")))
+        .isEqualTo(decodeAll(new HttpClientCodec(), methods, false, all.split("")));
+    for (int i = 1; i < all.length(); i += 7) {
+      String[] split = {all.substring(0, i), all.substring(i)};
+      assertThat(decodeAll(methods, i % 2 == 0, split))
+          .isEqualTo(decodeAll(new HttpClientCodec(), methods, false, split));
+    }
+    assertThat(whole.get(0)).startsWith("HTTP/1.1 200 OK [Server=nginx/1.22.1]").contains("[X-Odd=a]");
+    assertThat(whole.get(1)).isEqualTo("last hello trailers 0 ok");
+    assertThat(whole.get(2)).isEqualTo("HTTP/1.1 404 Not Found [content-length=3] ok");
+    assertThat(whole.get(4)).isEqualTo("HTTP/1.0 299 Fine Thanks [Content-Length=0] ok");
+  }
+
+  @Test
+  void aWholeResponseSharesItsHeadersNamesAndEmptyTrailers() {
+    send(HttpMethod.GET);
+    send(HttpMethod.GET);
+    String response = "HTTP/1.1 200 OK\r\nServer: nginx\r\nX-Custom: same\r\nContent-Length: 2\r\n\r\nhi";
+    receive(response + response);
+    List<HttpResponse> heads = new ArrayList<>();
+    List<LastHttpContent> lasts = new ArrayList<>();
+    Object msg;
+    while ((msg = ch.readInbound()) != null) {
+      if (msg instanceof HttpResponse r) {
+        heads.add(r);
+      } else {
+        lasts.add((LastHttpContent) msg);
+      }
+    }
+    try {
+      assertThat(heads).hasSize(2);
+      assertThat(heads.get(0).status()).isSameAs(io.netty.handler.codec.http.HttpResponseStatus.OK);
+      // The second response reuses the first one's value and custom name objects.
+      assertThat(heads.get(1).headers().get("X-Custom")).isSameAs(heads.get(0).headers().get("X-Custom"));
+      assertThat(lasts).hasSize(2);
+      assertThat(lasts.get(0).trailingHeaders()).isSameAs(lasts.get(1).trailingHeaders()).isEmpty();
+    } finally {
+      lasts.forEach(ReferenceCountUtil::release);
+    }
   }
 }

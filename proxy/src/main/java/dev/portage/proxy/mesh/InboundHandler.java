@@ -223,8 +223,20 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
       }
     }
     boolean hasBody = HttpFraming.hasBody(req, protocol, null);
-    // The decoded request is ours: its headers move to the proxied head without a copy.
-    HttpRequest head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, req.method(), uri, req.headers());
+    // The decoded request is ours: it becomes the proxied head (its headers without a copy); only
+    // a full request (HTTP/2 without a body), whose content goes to the body below, gets a new head.
+    HttpRequest head;
+    if (req instanceof FullHttpRequest) {
+      head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, req.method(), uri, req.headers());
+    } else {
+      head = req;
+      if (req.protocolVersion() != HttpVersion.HTTP_1_1) {
+        req.setProtocolVersion(HttpVersion.HTTP_1_1);
+      }
+      if (!uri.equals(req.uri())) {
+        req.setUri(uri);
+      }
+    }
     HopByHopHeaders.strip(head.headers(), protocol);
     RequestBody body = new RequestBody(ctx.channel(), hasBody, REPLAY_LIMIT);
     ProxyRequest r = new ProxyRequest(head, authority, protocol, body, ctx.channel().eventLoop(), ticker.nanoTime());
@@ -345,23 +357,29 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
     HttpResponse h = resp.head();
     responding = true;
     boolean hasBody = HttpFraming.hasBody(h, r.protocol, r.head.method());
-    // Only the answer chosen for the client gets here; its headers are ours to rewrite.
-    HttpResponse out = new DefaultHttpResponse(HttpVersion.HTTP_1_1, h.status(), h.headers());
+    // Only the answer chosen for the client gets here; its head is ours to rewrite and to send on
+    // as it is (an HTTP/1.0 answer is sent as HTTP/1.1, with its framing made explicit below).
+    HttpResponse out = h;
+    if (h instanceof HttpContent) {
+      out = new DefaultHttpResponse(HttpVersion.HTTP_1_1, h.status(), h.headers());
+    } else if (h.protocolVersion() != HttpVersion.HTTP_1_1) {
+      h.setProtocolVersion(HttpVersion.HTTP_1_1);
+    }
     HopByHopHeaders.strip(out.headers(), protocol);
     HttpFraming.prepare(out, protocol, hasBody);
     if (!keepAlive) {
       HttpUtil.setKeepAlive(out, false);
     }
     metrics.routeResponse(r.authority, r.route.name(), h.status().code(), elapsed);
-    ctx.write(out);
-    resp.body().pipeTo(ctx.channel()).whenCompleteAsync((v, e) -> {
+    ctx.write(out, ctx.voidPromise()); // a failed write fails the body's last write too
+    resp.body().pipeTo(ctx.channel(), e -> loop.execute(() -> {
       if (e != null) {
         // The head is gone already: closing is the only way left to tell the client.
         log.debug("{} {}: response body failed: {}", ctx.channel(), r, e.toString());
         ctx.close();
       }
       finish(ctx, r, e == null);
-    }, loop);
+    }));
   }
 
   private void writeError(ChannelHandlerContext ctx, ProxyRequest r, int status, String text) {

@@ -16,7 +16,6 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.util.ArrayDeque;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * Reads one response from an upstream {@link HttpStream}: tells its {@link Listener} the response
@@ -37,6 +36,14 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
    * discarded or failed). Callbacks instead of futures: a future and a stage per step add up on
    * the per-request path.
    */
+  /**
+   * Told once, on the upstream event loop, how the relay to the sink given to {@link #pipeTo}
+   * ended: {@code cause} null when the body was written whole, else why it was not.
+   */
+  interface BodyEnd {
+    void ended(Throwable cause);
+  }
+
   interface Listener {
     void head(ProxyResponse response);
 
@@ -49,7 +56,9 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
   private final HttpStream stream;
   private final RequestBody request;
   private final Listener listener;
-  private final CompletableFuture<Void> done = new CompletableFuture<>();
+  private BodyEnd end; // set by pipeTo
+  private boolean completed;
+  private Throwable endCause; // why the exchange ended short, once completed
   private boolean headDone;
   private final ArrayDeque<HttpContent> held = new ArrayDeque<>();
   private boolean keepAlive = true;
@@ -163,9 +172,14 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
     discard();
   }
 
-  /** Streams the body to {@code sink} (any thread). */
-  CompletableFuture<Void> pipeTo(Channel sink) {
+  /** Streams the body to {@code sink} (any thread); {@code end} hears how that ended. */
+  void pipeTo(Channel sink, BodyEnd end) {
     LoopExecutor.run(stream.channel().eventLoop(), () -> {
+      this.end = end;
+      if (completed) {
+        end.ended(endCause);
+        return;
+      }
       this.sink = sink;
       if (held.isEmpty() && !ended) {
         stream.channel().read();
@@ -173,7 +187,6 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
         flush();
       }
     });
-    return done;
   }
 
   /** Drops the body and aborts the stream (any thread). */
@@ -262,9 +275,16 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
   }
 
   private void complete(Throwable cause) {
-    if (cause == null ? done.complete(null) : done.completeExceptionally(cause)) {
-      listener.ended();
+    if (completed) {
+      return;
     }
+    completed = true;
+    endCause = cause;
+    BodyEnd e = end;
+    if (e != null) {
+      e.ended(cause); // the client side hears first, then the exchange (as it always has)
+    }
+    listener.ended();
   }
 
   private void releaseHeld() {

@@ -1,0 +1,379 @@
+package dev.portage.core.http;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
+import io.netty.handler.codec.http.DefaultHttpRequest;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpHeadersFactory;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObjectDecoder;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.AsciiString;
+import io.netty.util.concurrent.FastThreadLocal;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A strict parser of one plain HTTP/1.1 head that is already whole in a buffer, for the requests
+ * almost every client sends and the responses almost every server sends: for a request, a known
+ * token method other than CONNECT and an origin-form or absolute-form target of visible ASCII; for
+ * a response, a 2xx to 5xx status with a reason; then {@code HTTP/1.0} or {@code HTTP/1.1}, single
+ * spaces, CRLF line ends, no folded lines, token header names directly followed by the colon, and
+ * values of visible ASCII, spaces and tabs. A request must carry no {@code Content-Length}, {@code
+ * Transfer-Encoding} or {@code Upgrade} (it has no body and stays HTTP/1.1); a response no {@code
+ * Transfer-Encoding} and at most one plain {@code Content-Length}. Anything else, including a head
+ * not yet whole or near Netty's size limits, is "not handled": the parse returns null and leaves the
+ * buffer as it was, so the caller hands the same bytes to Netty's decoder and its verdict. On what
+ * it does handle it builds the message Netty's decoder builds (same header factory, names spelled
+ * as sent, values trimmed of spaces and tabs).
+ *
+ * <p>One instance per connection: it remembers the names and values of the previous head (and a
+ * request's target) and hands out the same immutable objects when the bytes repeat, which they
+ * nearly always do on a keep-alive connection. Confined to the channel's event loop.
+ */
+final class PlainHead {
+
+  /** Conservatively under Netty's defaults (4096 for the line, 8192 for the header lines). */
+  static final int MAX_LINE = HttpObjectDecoder.DEFAULT_MAX_INITIAL_LINE_LENGTH - 64;
+
+  static final int MAX_HEADERS = HttpObjectDecoder.DEFAULT_MAX_HEADER_SIZE - 64;
+
+  /** Headers remembered from the previous request, by position. */
+  private static final int REMEMBERED = 32;
+
+  /** Per event loop thread: the copy of a head read from a direct buffer; nothing outlives a parse. */
+  private static final FastThreadLocal<byte[]> SCRATCH =
+      new FastThreadLocal<>() {
+        @Override
+        protected byte[] initialValue() {
+          return new byte[MAX_LINE + MAX_HEADERS];
+        }
+      };
+
+  private static final HttpHeadersFactory HEADERS = DefaultHttpHeadersFactory.headersFactory();
+
+  private static final boolean[] TOKEN = new boolean[256];
+
+  static {
+    for (int c = '0'; c <= '9'; c++) {
+      TOKEN[c] = true;
+    }
+    for (int c = 'a'; c <= 'z'; c++) {
+      TOKEN[c] = true;
+      TOKEN[c - 32] = true;
+    }
+    for (char c : "!#$%&'*+-.^_`|~".toCharArray()) {
+      TOKEN[c] = true;
+    }
+  }
+
+  private static final HttpMethod[] METHODS = {
+    HttpMethod.GET, HttpMethod.HEAD, HttpMethod.POST, HttpMethod.PUT, HttpMethod.DELETE,
+    HttpMethod.OPTIONS, HttpMethod.PATCH, HttpMethod.TRACE,
+  };
+
+  private static final AsciiString HTTP_1_1 = AsciiString.cached("HTTP/1.1");
+  private static final AsciiString HTTP_1_0 = AsciiString.cached("HTTP/1.0");
+
+  private final AsciiString[] names = new AsciiString[REMEMBERED];
+  private final String[] values = new String[REMEMBERED];
+  private String target;
+  private long contentLength = -1;
+
+  /**
+   * The request whose head starts at {@code in}'s reader index, with the reader index moved past
+   * its blank line; or null, the buffer untouched, when the head is not one this parser handles.
+   */
+  HttpRequest parseRequest(ByteBuf in) {
+    byte[] a = bytes(in);
+    int start = a == scratch() ? 0 : in.arrayOffset() + in.readerIndex();
+    int end = start + Math.min(in.readableBytes(), MAX_LINE + MAX_HEADERS);
+
+    // Request line: METHOD SP target SP HTTP/1.x CRLF
+    int lineEnd = Math.min(end, start + MAX_LINE);
+    HttpMethod method = method(a, start, lineEnd);
+    if (method == null) {
+      return null;
+    }
+    int p = start + method.name().length() + 1;
+    int targetStart = p;
+    while (p < lineEnd && a[p] > ' ' && a[p] < 0x7f) {
+      p++;
+    }
+    int targetLength = p - targetStart;
+    if (targetLength == 0 || p + 11 > lineEnd || a[p] != ' ') {
+      return null;
+    }
+    byte first = a[targetStart];
+    if (first != '/' && !startsWithIgnoreCase(a, targetStart, p, "http://")
+        && !startsWithIgnoreCase(a, targetStart, p, "https://")) {
+      return null;
+    }
+    p++;
+    HttpVersion version = version(a, p);
+    if (version == null || a[p + 8] != '\r' || a[p + 9] != '\n') {
+      return null;
+    }
+    p += 10;
+    HttpHeaders headers = HEADERS.newHeaders();
+    p = headers(a, p, end, headers, true);
+    if (p < 0) {
+      return null;
+    }
+    String uri = target;
+    if (uri == null || !sameBytes(uri, a, targetStart, targetLength)) {
+      uri = new String(a, targetStart, targetLength, StandardCharsets.ISO_8859_1);
+      target = uri;
+    }
+    in.skipBytes(p - start);
+    return new DefaultHttpRequest(version, method, uri, headers);
+  }
+
+  /**
+   * The response whose head starts at {@code in}'s reader index, with the reader index moved past
+   * its blank line; or null, the buffer untouched, when the head is not one this parser handles:
+   * besides what requests must meet, the status line is {@code HTTP/1.x SP 3DIGIT SP reason} with a
+   * non-empty reason, the status is 2xx to 5xx, and there is at most one {@code Content-Length},
+   * all digits, and no {@code Transfer-Encoding}. {@link #contentLength} then tells the body's
+   * length (-1: none given).
+   */
+  HttpResponse parseResponse(ByteBuf in) {
+    byte[] a = bytes(in);
+    int start = a == scratch() ? 0 : in.arrayOffset() + in.readerIndex();
+    int end = start + Math.min(in.readableBytes(), MAX_LINE + MAX_HEADERS);
+    int p = start;
+    if (p + 15 > end) {
+      return null;
+    }
+    HttpVersion version = version(a, p);
+    if (version == null || a[p + 8] != ' ' || a[p + 12] != ' ') {
+      return null;
+    }
+    int code = 0;
+    for (int i = p + 9; i < p + 12; i++) {
+      if (a[i] < '0' || a[i] > '9') {
+        return null;
+      }
+      code = code * 10 + a[i] - '0';
+    }
+    if (code < 200 || code > 599) {
+      return null;
+    }
+    p += 13;
+    int reasonStart = p;
+    int lineEnd = Math.min(end, start + MAX_LINE);
+    while (p < lineEnd && (a[p] >= ' ' && a[p] < 0x7f || a[p] == '\t')) {
+      p++;
+    }
+    if (p == reasonStart || p + 1 >= lineEnd || a[p] != '\r' || a[p + 1] != '\n'
+        || a[reasonStart] <= ' ' || a[p - 1] <= ' ') {
+      return null; // no reason, or one with spaces at its ends: Netty's decoder trims it
+    }
+    int reasonEnd = p;
+    p += 2;
+    HttpHeaders headers = HEADERS.newHeaders();
+    contentLength = -1;
+    p = headers(a, p, end, headers, false);
+    if (p < 0) {
+      return null;
+    }
+    HttpResponseStatus status = HttpResponseStatus.valueOf(code);
+    if (!sameBytes(status.reasonPhrase(), a, reasonStart, reasonEnd - reasonStart)) {
+      status = HttpResponseStatus.valueOf(
+          code, new String(a, reasonStart, reasonEnd - reasonStart, StandardCharsets.ISO_8859_1));
+    }
+    in.skipBytes(p - start);
+    return new DefaultHttpResponse(version, status, headers);
+  }
+
+  /** The Content-Length of the response {@link #parseResponse} returned last, or -1 if it had none. */
+  long contentLength() {
+    return contentLength;
+  }
+
+  /** The head's bytes: the buffer's own array, or a copy of its start in {@link #scratch()}. */
+  private static byte[] bytes(ByteBuf in) {
+    if (in.hasArray()) {
+      return in.array();
+    }
+    // Socket reads land in direct buffers: one copy of the head (a few hundred bytes) is far
+    // cheaper than reading it byte by byte through the buffer's accessors.
+    byte[] a = scratch();
+    in.getBytes(in.readerIndex(), a, 0, Math.min(in.readableBytes(), a.length));
+    return a;
+  }
+
+  private static byte[] scratch() {
+    return SCRATCH.get();
+  }
+
+  private static HttpVersion version(byte[] a, int p) {
+    if (CommonHeaderNames.matches(HTTP_1_1, a, p, 8)) {
+      return HttpVersion.HTTP_1_1;
+    }
+    if (CommonHeaderNames.matches(HTTP_1_0, a, p, 8)) {
+      return HttpVersion.HTTP_1_0;
+    }
+    return null;
+  }
+
+  /**
+   * Adds the header lines from {@code p} on, each name ":" OWS value OWS CRLF, up to and past the
+   * blank line; the index after it, or -1 when a line is not one this parser handles or the head
+   * does not end within the limit.
+   */
+  private int headers(byte[] a, int p, int end, HttpHeaders headers, boolean request) {
+    int headersEnd = Math.min(end, p + MAX_HEADERS);
+    int index = 0;
+    while (true) {
+      if (p + 1 >= headersEnd) {
+        return -1; // not whole yet, or too big to be sure of the verdict
+      }
+      if (a[p] == '\r') {
+        return a[p + 1] == '\n' ? p + 2 : -1;
+      }
+      int nameStart = p;
+      while (p < headersEnd && TOKEN[a[p] & 0xff]) {
+        p++;
+      }
+      int nameLength = p - nameStart;
+      if (nameLength == 0 || p >= headersEnd || a[p] != ':') {
+        return -1;
+      }
+      p++;
+      while (p < headersEnd && (a[p] == ' ' || a[p] == '\t')) {
+        p++;
+      }
+      int valueStart = p;
+      int valueEnd = p; // after the last byte that is not a space or tab
+      while (p < headersEnd) {
+        byte b = a[p];
+        if (b == '\r') {
+          break;
+        }
+        if (b > ' ' && b < 0x7f) {
+          valueEnd = p + 1;
+        } else if (b != ' ' && b != '\t') {
+          return -1; // a control byte, DEL or obs-text: Netty's decoder decides
+        }
+        p++;
+      }
+      if (p + 1 >= headersEnd || a[p + 1] != '\n') {
+        return -1;
+      }
+      p += 2;
+      if (!framing(a, nameStart, nameLength, valueStart, valueEnd, request)) {
+        return -1;
+      }
+      headers.add(name(index, a, nameStart, nameLength), value(index, a, valueStart, valueEnd - valueStart));
+      index++;
+    }
+  }
+
+  /**
+   * Whether a header line leaves the message one this parser frames: a request has no
+   * Content-Length, Transfer-Encoding or Upgrade; a response no Transfer-Encoding and at most one
+   * all-digit Content-Length (of at most 9 digits).
+   */
+  private boolean framing(byte[] a, int name, int nameLength, int value, int valueEnd, boolean request) {
+    switch (nameLength) {
+      case 7:
+        return !request || !equalsIgnoreCase(a, name, "upgrade");
+      case 14:
+        if (!equalsIgnoreCase(a, name, "content-length")) {
+          return true;
+        }
+        if (request || contentLength >= 0 || valueEnd == value || valueEnd - value > 9) {
+          return false;
+        }
+        long n = 0;
+        for (int i = value; i < valueEnd; i++) {
+          if (a[i] < '0' || a[i] > '9') {
+            return false;
+          }
+          n = n * 10 + a[i] - '0';
+        }
+        contentLength = n;
+        return true;
+      case 17:
+        return !equalsIgnoreCase(a, name, "transfer-encoding");
+      default:
+        return true;
+    }
+  }
+
+  private static HttpMethod method(byte[] a, int start, int end) {
+    for (HttpMethod m : METHODS) {
+      AsciiString name = m.asciiName();
+      int n = name.length();
+      if (start + n < end && a[start + n] == ' ' && CommonHeaderNames.matches(name, a, start, n)) {
+        return m;
+      }
+    }
+    return null;
+  }
+
+  private AsciiString name(int index, byte[] a, int start, int length) {
+    if (index < REMEMBERED) {
+      AsciiString last = names[index];
+      if (last != null && CommonHeaderNames.matches(last, a, start, length)) {
+        return last;
+      }
+    }
+    AsciiString name = CommonHeaderNames.find(a, start, length);
+    if (name == null) {
+      name = new AsciiString(a, start, length, true);
+    }
+    if (index < REMEMBERED) {
+      names[index] = name;
+    }
+    return name;
+  }
+
+  private String value(int index, byte[] a, int start, int length) {
+    if (index < REMEMBERED) {
+      String last = values[index];
+      if (last != null && sameBytes(last, a, start, length)) {
+        return last;
+      }
+    }
+    String value = new String(a, start, length, StandardCharsets.ISO_8859_1);
+    if (index < REMEMBERED) {
+      values[index] = value;
+    }
+    return value;
+  }
+
+  private static boolean sameBytes(String s, byte[] a, int start, int length) {
+    if (s.length() != length) {
+      return false;
+    }
+    for (int i = 0; i < length; i++) {
+      if (s.charAt(i) != (a[start + i] & 0xff)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Whether {@code a[start...]} spells {@code lower} (lower case ASCII letters and symbols). */
+  private static boolean equalsIgnoreCase(byte[] a, int start, String lower) {
+    for (int i = 0; i < lower.length(); i++) {
+      int b = a[start + i];
+      if (b >= 'A' && b <= 'Z') {
+        b += 32;
+      }
+      if (b != lower.charAt(i)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean startsWithIgnoreCase(byte[] a, int start, int end, String lower) {
+    return end - start > lower.length() && equalsIgnoreCase(a, start, lower);
+  }
+}
