@@ -6,6 +6,7 @@ import dev.portage.core.admin.AdminRequest;
 import dev.portage.core.admin.AdminResponse;
 import dev.portage.core.admin.AdminServer;
 import dev.portage.core.http.HttpClientPool;
+import dev.portage.core.http.ServerHttpCodec;
 import dev.portage.core.net.NettyTransport;
 import dev.portage.core.net.TlsContexts;
 import dev.portage.core.time.TimeSource;
@@ -28,7 +29,6 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.handler.codec.http.HttpObjectAggregator;
-import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -230,7 +230,7 @@ public final class EdgeHub implements AutoCloseable {
               ch.pipeline().addLast("tls", tls.newHandler(ch.alloc()));
             }
             ch.pipeline()
-                .addLast("http", new HttpServerCodec())
+                .addLast("http", new ServerHttpCodec())
                 .addLast("bodiless", new BodilessRequests())
                 .addLast("aggregator", new HttpObjectAggregator(MAX_REQUEST_BYTES))
                 .addLast("hub", new HubProxyHandler(upstreams, remote, local, metrics, inFlight,
