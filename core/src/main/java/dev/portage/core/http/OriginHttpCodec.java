@@ -6,7 +6,6 @@ import io.netty.channel.CombinedChannelDuplexHandler;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.HttpMessage;
-import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpObjectDecoder;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.HttpMethod;
@@ -65,11 +64,7 @@ final class OriginHttpCodec
   final class Decoder extends HttpResponseDecoder {
     private final PlainHead plain = new PlainHead();
 
-    /** Netty's decoder holds a message it has begun: it gets every byte until that one ends. */
-    private boolean delegating;
-
-    /** Netty's decoder failed (it then drops all input). */
-    private boolean delegateForever;
+    private final DecoderHandoff handoff = new DecoderHandoff();
 
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) throws Exception {
@@ -80,21 +75,13 @@ final class OriginHttpCodec
         }
         return;
       }
-      if (!delegating && !delegateForever && fast(in, out)) {
+      if (handoff.fastPathOpen() && fast(in, out)) {
         return;
       }
-      delegating = true;
+      handoff.delegate();
       int from = out.size();
       super.decode(ctx, in, out);
-      for (int i = from; i < out.size(); i++) {
-        Object o = out.get(i);
-        if (o instanceof HttpObject h && h.decoderResult().isFailure()) {
-          delegateForever = true;
-        }
-        if (o instanceof LastHttpContent) {
-          delegating = false;
-        }
-      }
+      handoff.decoded(out, from);
     }
 
     /**

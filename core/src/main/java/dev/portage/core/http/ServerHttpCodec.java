@@ -10,7 +10,6 @@ import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpMethod;
-import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpRequestDecoder;
 import io.netty.handler.codec.http.HttpResponse;
@@ -83,11 +82,7 @@ public final class ServerHttpCodec
   final class Decoder extends HttpRequestDecoder {
     private final PlainHead plain = new PlainHead();
 
-    /** Netty's decoder holds a message it has begun: it gets every byte until that one ends. */
-    private boolean delegating;
-
-    /** Netty's decoder failed (it then drops all input), or the pipeline depth was exceeded. */
-    private boolean delegateForever;
+    private final DecoderHandoff handoff = new DecoderHandoff();
 
     private boolean discard;
 
@@ -102,7 +97,7 @@ public final class ServerHttpCodec
         return;
       }
       int from = out.size();
-      if (!delegating && !delegateForever) {
+      if (handoff.fastPathOpen()) {
         HttpRequest request = plain.parseRequest(in);
         if (request != null) {
           out.add(request);
@@ -111,17 +106,9 @@ public final class ServerHttpCodec
           return;
         }
       }
-      delegating = true;
+      handoff.delegate();
       super.decode(ctx, in, out);
-      for (int i = from; i < out.size(); i++) {
-        Object o = out.get(i);
-        if (o instanceof HttpObject h && h.decoderResult().isFailure()) {
-          delegateForever = true;
-        }
-        if (o instanceof LastHttpContent) {
-          delegating = false;
-        }
-      }
+      handoff.decoded(out, from);
       track(out, from);
     }
 
