@@ -61,8 +61,20 @@ public final class HopByHopHeaders {
     boolean close = false;
     if ((present & CONNECTION_BIT) != 0) {
       List<String> nominated = new ArrayList<>(2);
-      for (String value : headers.getAll(HttpHeaderNames.CONNECTION)) {
-        for (String token : value.split(",")) {
+      Iterator<? extends CharSequence> values =
+          headers.valueCharSequenceIterator(HttpHeaderNames.CONNECTION);
+      while (values.hasNext()) {
+        CharSequence value = values.next();
+        // One token, as most messages send it: "keep-alive" names a header the fixed list removes
+        // anyway, "close" names none; neither needs the split below.
+        if (AsciiString.contentEqualsIgnoreCase(value, HttpHeaderValues.KEEP_ALIVE)) {
+          continue;
+        }
+        if (AsciiString.contentEqualsIgnoreCase(value, HttpHeaderValues.CLOSE)) {
+          close = true;
+          continue;
+        }
+        for (String token : value.toString().split(",")) {
           String name = token.trim().toLowerCase(Locale.ROOT);
           if (name.isEmpty()) {
             continue;

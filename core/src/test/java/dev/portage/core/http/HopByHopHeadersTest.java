@@ -71,6 +71,23 @@ class HopByHopHeadersTest {
   }
 
   @Test
+  void aConnectionHeaderOfOneTokenIsReadAsTheListIs() {
+    HttpHeaders keepAlive = new DefaultHttpHeaders().add("Connection", "Keep-Alive").add("Keep-Alive", "timeout=5")
+        .add("X-End", "kept");
+    assertThat(HopByHopHeaders.strip(keepAlive, HttpProtocol.HTTP_1_1)).isFalse();
+    assertThat(keepAlive.names()).containsExactly("X-End");
+
+    HttpHeaders close = new DefaultHttpHeaders().add("Connection", "CLOSE").add("X-End", "kept");
+    assertThat(HopByHopHeaders.strip(close, HttpProtocol.HTTP_1_1)).isTrue();
+    assertThat(close.names()).containsExactly("X-End");
+
+    HttpHeaders named = new DefaultHttpHeaders().add("Connection", "X-Private").add("X-Private", "secret")
+        .add("X-End", "kept");
+    assertThat(HopByHopHeaders.strip(named, HttpProtocol.HTTP_1_1)).isFalse();
+    assertThat(named.names()).containsExactly("X-End");
+  }
+
+  @Test
   void endToEndHeadersAreLeftAsTheyAre() {
     HttpHeaders h = new DefaultHttpHeaders().add("Host", "a:80").add("Accept", "*/*").add("X-Te", "1")
         .add("Connections", "2");
