@@ -24,13 +24,6 @@ final class KeyExchangeGroupsOption {
    * @throws IllegalArgumentException naming the flag, the unknown group and the accepted names
    */
   List<String> ianaNames() {
-    if (groups == null) {
-      return List.of();
-    }
-    try {
-      return KeyExchangeGroup.normalise(groups);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(FLAG + ": " + e.getMessage(), e);
-    }
+    return KeyExchangeGroup.normalise(FLAG, groups);
   }
 }

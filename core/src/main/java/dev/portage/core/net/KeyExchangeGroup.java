@@ -83,6 +83,23 @@ public enum KeyExchangeGroup {
     return List.copyOf(groups);
   }
 
+  /**
+   * {@link #normalise(List)} for a setting named {@code setting} (a flag or a config field): null
+   * means none, and an unknown name's error starts with the setting's name.
+   *
+   * @throws IllegalArgumentException naming {@code setting}, the unknown group and the accepted names
+   */
+  public static List<String> normalise(String setting, List<String> names) {
+    if (names == null) {
+      return List.of();
+    }
+    try {
+      return normalise(names);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(setting + ": " + e.getMessage(), e);
+    }
+  }
+
   /** Every accepted name, comma-separated, for error messages and help. */
   public static String acceptedNames() {
     List<String> all = new ArrayList<>();

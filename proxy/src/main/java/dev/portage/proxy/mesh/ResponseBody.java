@@ -36,14 +36,6 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
    * discarded or failed). Callbacks instead of futures: a future and a stage per step add up on
    * the per-request path.
    */
-  /**
-   * Told once, on the upstream event loop, how the relay to the sink given to {@link #pipeTo}
-   * ended: {@code cause} null when the body was written whole, else why it was not.
-   */
-  interface BodyEnd {
-    void ended(Throwable cause);
-  }
-
   interface Listener {
     void head(ProxyResponse response);
 
@@ -51,6 +43,14 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
     void failed(Throwable cause);
 
     void ended();
+  }
+
+  /**
+   * Told once, on the upstream event loop, how the relay to the sink given to {@link #pipeTo}
+   * ended: {@code cause} null when the body was written whole, else why it was not.
+   */
+  interface BodyEnd {
+    void ended(Throwable cause);
   }
 
   private final HttpStream stream;

@@ -14,9 +14,9 @@ import java.util.List;
  * Client TLS of the agent's server connections: trust {@code --ca-cert}, TLS 1.2 or newer, an mTLS
  * client certificate from {@code --agent-cert}/{@code --agent-key}, and ALPN. gRPC needs {@code h2}
  * negotiated, so {@code --alpn-proto} values are offered first and {@code h2} is always offered last
- * (grpc-go's TLS credentials do the same). {@code --tls-key-exchange-groups} chooses the key-exchange
- * groups offered (default: the provider's, X25519MLKEM768 first with BoringSSL). The engine is {@link TlsContexts#provider()}'s: BoringSSL
- * when netty-tcnative loads, the JDK otherwise.
+ * (grpc-go's TLS credentials do the same). {@code --tls-key-exchange-groups} chooses the
+ * key-exchange groups offered (default: the provider's, X25519MLKEM768 first with BoringSSL). The
+ * engine is {@link TlsContexts#provider()}'s: BoringSSL when netty-tcnative loads, the JDK otherwise.
  */
 final class AgentTls {
   private AgentTls() {}

@@ -1,7 +1,7 @@
 package dev.portage.tunnel.agent;
 
-import dev.portage.tunnel.wire.AgentIdentifiers;
 import dev.portage.core.net.KeyExchangeGroup;
+import dev.portage.tunnel.wire.AgentIdentifiers;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -124,11 +124,7 @@ public record TunnelAgentConfig(
           "if --enable-contention-profiling is set, --enable-profiling must also be set");
     }
     alpnProtos = List.copyOf(Objects.requireNonNull(alpnProtos, "alpnProtos"));
-    try {
-      keyExchangeGroups = KeyExchangeGroup.normalise(Objects.requireNonNullElse(keyExchangeGroups, List.of()));
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("keyExchangeGroups: " + e.getMessage(), e);
-    }
+    keyExchangeGroups = KeyExchangeGroup.normalise("keyExchangeGroups", keyExchangeGroups);
     Objects.requireNonNull(healthServerHost, "healthServerHost");
     requirePort("healthServerPort", healthServerPort, true);
     requireNonEmpty("adminBindAddress", adminBindAddress);

@@ -94,7 +94,7 @@ public record TunnelServerConfig(
       }
     }
     cipherSuites = List.copyOf(Objects.requireNonNullElse(cipherSuites, List.of()));
-    keyExchangeGroups = keyExchangeGroups(keyExchangeGroups);
+    keyExchangeGroups = KeyExchangeGroup.normalise("keyExchangeGroups", keyExchangeGroups);
     if (tlsMinVersion != null && !List.of("VersionTLS12", "VersionTLS13", "TLSv1.2", "TLSv1.3").contains(tlsMinVersion)) {
       throw new IllegalArgumentException(
           "tlsMinVersion: \"" + tlsMinVersion + "\" (expected: VersionTLS12 or VersionTLS13)");
@@ -347,15 +347,6 @@ public record TunnelServerConfig(
           backendDialTimeout, headerReadTimeout, agentTokenAuth, enableLeaseController,
           leaseNamespace, leaseLabels, gracefulShutdownTimeout, grpcFrontendPort, flowControlWindow,
           maxPendingHeads, enableProfiling, enableContentionProfiling);
-    }
-  }
-
-  /** The IANA names of {@code groups} (any name {@link KeyExchangeGroup#of} accepts), each once. */
-  private static List<String> keyExchangeGroups(List<String> groups) {
-    try {
-      return KeyExchangeGroup.normalise(Objects.requireNonNullElse(groups, List.of()));
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("keyExchangeGroups: " + e.getMessage(), e);
     }
   }
 }
