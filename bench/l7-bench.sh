@@ -12,6 +12,11 @@
 #                                # on the same proxy before each measured run), THREADS=2,
 #                                # CONNS_LIST="50 200", PATHS="sidecar hub",
 #                                # PROXIES="nginx haproxy nginx-1w portage" (order of the runs),
+#                                # ROUNDS=1 (measured runs per proxy, path and concurrency; the
+#                                # proxies take turns, the order reversed every other round, and the
+#                                # tables give medians, each ratio the median of its rounds' ratios
+#                                # against nginx with their range: a busy or jittery host moves every
+#                                # proxy, and one run per proxy cannot tell that from a difference),
 #                                # PORTAGE_WARMUP=20 (seconds of wrk on each Portage JVM once, before
 #                                # anything is measured: the JIT needs tens of seconds of traffic),
 #                                # BASE_PORT=27500, PORTAGE=<launcher command>, KEEP_TMP=1,
@@ -32,6 +37,7 @@ CONNS_LIST=${CONNS_LIST:-50 200}
 PATHS=${PATHS:-sidecar hub}
 PROXIES=${PROXIES:-nginx haproxy nginx-1w portage}
 PORTAGE_WARMUP=${PORTAGE_WARMUP:-20}
+ROUNDS=${ROUNDS:-1}
 BASE=${BASE_PORT:-27500}
 tmp=$(mktemp -d /tmp/portage-l7-bench.XXXXXX)
 chmod 755 "$tmp" # nginx workers (another user) serve files from here
@@ -200,10 +206,10 @@ if (( PORTAGE_WARMUP > 0 )); then
   done
 fi
 
-# measure PROXY PATH CONNS -> one result line in $tmp/results:
-# path conns proxy rps p99ms proxy_cpu_s origin_cpu_s wrk_cpu_s t0 t1 requests
+# measure PROXY PATH CONNS ROUND -> one result line in $tmp/results:
+# path conns proxy rps p99ms proxy_cpu_s origin_cpu_s wrk_cpu_s t0 t1 requests round
 measure() {
-  local proxy=$1 path=$2 conns=$3 port pid hdr url out
+  local proxy=$1 path=$2 conns=$3 round=$4 port pid hdr url out
   port=$(proxy_port "$proxy" "$path"); pid=$(proxy_pid "$proxy" "$path")
   hdr=$(path_hdr "$path"); url="http://127.0.0.1:$port$(path_url "$path")"
   local args=(-t"$THREADS" -c"$conns" --latency -H "$hdr")
@@ -222,9 +228,9 @@ measure() {
   [[ -n ${PERF_STAT:-} ]] && wait "$perf_pid" && echo "$proxy $path $conns $(grep -o '[0-9,]* *\(raw_syscalls:sys_enter\|context-switches\|cpu-migrations\)' "$tmp/perf-$proxy-$path-$conns.txt" | tr -d , | awk '{printf "%s=%s ", $2, $1}') requests=$(grep -o '[0-9]* requests in' <<<"$out" | cut -d' ' -f1)" >>"$tmp/perf.txt"
   printf '## %s %s -c%s\n%s\n' "$proxy" "$path" "$conns" "$out" >>"$tmp/wrk.log"
   if grep -q "Non-2xx\|Socket errors" <<<"$out"; then echo "errors on $proxy $path -c$conns: $(grep 'Non-2xx\|Socket errors' <<<"$out")" >&2; fi
-  python3 - "$out" "$proxy" "$path" "$conns" "$((p1 - p0))" "$((o1 - o0))" "$HZ" "$t0" "$t1" >>"$tmp/results" <<'PY'
+  python3 - "$out" "$proxy" "$path" "$conns" "$((p1 - p0))" "$((o1 - o0))" "$HZ" "$t0" "$t1" "$round" >>"$tmp/results" <<'PY'
 import re, sys
-out, proxy, path, conns, pt, ot, hz, t0, t1 = sys.argv[1:]
+out, proxy, path, conns, pt, ot, hz, t0, t1, rnd = sys.argv[1:]
 def ms(v):
     n, u = re.match(r"([\d.]+)(\w+)", v).groups()
     return float(n) * {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4}[u]
@@ -237,19 +243,23 @@ def secs(s):
 child = out.strip().splitlines()[-1].split()  # `times`: children's user and system time
 wrk_cpu = secs(child[0]) + secs(child[1])
 print(path, conns, proxy, "%.0f" % rps, "%.3f" % p99, "%.2f" % (int(pt) / int(hz)),
-      "%.2f" % (int(ot) / int(hz)), "%.2f" % wrk_cpu, t0, t1, reqs)
+      "%.2f" % (int(ot) / int(hz)), "%.2f" % wrk_cpu, t0, t1, reqs, rnd)
 PY
 }
 
 before=$(uptime)
 echo "# l7-bench $(date -u +%FT%TZ) on $(nproc) cores"
 echo "uptime before: $before"
-echo "wrk -t$THREADS, ${WARMUP}s of warm-up then ${DURATION}s measured per proxy, path and concurrency;"
+echo "wrk -t$THREADS, ${WARMUP}s of warm-up then ${DURATION}s measured per proxy, path and concurrency, $ROUNDS round(s);"
 echo "Portage JVMs: ${PORTAGE_WARMUP}s of wrk per path first; nginx $(nginx -v 2>&1 | sed 's/.*nginx\///'), HAProxy $(haproxy -v | head -1 | awk '{print $3}')"
 for path in $PATHS; do
   for conns in $CONNS_LIST; do
-    for proxy in $PROXIES; do
-      measure "$proxy" "$path" "$conns"
+    for (( round = 1; round <= ROUNDS; round++ )); do
+      order=$PROXIES
+      (( round % 2 == 0 )) && order=$(tr ' ' '\n' <<<"$PROXIES" | tac | tr '\n' ' ')
+      for proxy in $order; do
+        measure "$proxy" "$path" "$conns" "$round"
+      done
     done
   done
 done
@@ -297,20 +307,39 @@ def per_req(path, r):
     return "%.0f" % ((allocated(by, t1) - allocated(by, t0)) / n)
 names = {"nginx": "nginx (auto: 2 workers)", "haproxy": "HAProxy (defaults)", "nginx-1w": "nginx, 1 worker (tuned)",
          "portage": None}
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+base = {(r[0], r[1], r[11]): r for r in rows if r[2] == "nginx"}  # nginx of the same round
+def ratio(rs, col):  # median of the per-round ratios against nginx, with their range
+    xs = [float(r[col]) / float(base[(r[0], r[1], r[11])][col]) for r in rs if (r[0], r[1], r[11]) in base]
+    if not xs:
+        return "n/a"
+    if len(xs) == 1 or rs[0][2] == "nginx":
+        return "%.2f" % xs[0]
+    return "%.2f (%.2f–%.2f)" % (median(xs), min(xs), max(xs))
+groups = collections.OrderedDict()  # (path, conns, proxy) -> its rounds, in the order measured
+for r in rows:
+    groups.setdefault((r[0], r[1], r[2]), []).append(r)
+rounds = max(len(rs) for rs in groups.values())
+summary = []  # path conns proxy rps p99: medians over the rounds, for the CSVs
 print()
+if rounds > 1:
+    print(f"Medians of {rounds} rounds; ratios: median of the rounds' ratios against nginx in the same round (range).")
+    print()
 print("| path | conns | proxy | req/s | p99 ms | req/s vs nginx | p99 vs nginx | CPU s per 100k req: proxy / origin / wrk | bytes allocated per request |")
 print("|---|---|---|---|---|---|---|---|---|")
-base = {(r[0], r[1]): r for r in rows if r[2] == "nginx"}
-for r in rows:
-    path, conns, proxy, rps, p99, pc, oc, wc = r[:8]
-    n = int(r[10])
+for (path, conns, proxy), rs in groups.items():
     name = names[proxy] or ("Portage sidecar" if path == "sidecar" else "Portage hub")
-    b = base.get((path, conns))
-    rr = "%.2f" % (float(rps) / float(b[3])) if b else "n/a"
-    pr = "%.2f" % (float(p99) / float(b[4])) if b else "n/a"
-    cpu = " / ".join("%.2f" % (float(x) * 1e5 / n) for x in (pc, oc, wc))
-    al = per_req(path, r) if proxy == "portage" else ""
-    print(f"| {path} | {conns} | {name} | {rps} | {p99} | {rr} | {pr} | {cpu} | {al} |")
+    rps = median([float(r[3]) for r in rs])
+    p99 = median([float(r[4]) for r in rs])
+    summary.append([path, conns, proxy, "%.0f" % rps, "%.3f" % p99])
+    cpu = " / ".join("%.2f" % median([float(r[c]) * 1e5 / int(r[10]) for r in rs]) for c in (5, 6, 7))
+    al = ""
+    if proxy == "portage":
+        per = [per_req(path, r) for r in rs]
+        al = per[0] if "n/a" in per else "%.0f" % median([float(x) for x in per])
+    print(f"| {path} | {conns} | {name} | {rps:.0f} | {p99:.3f} | {ratio(rs, 3)} | {ratio(rs, 4)} | {cpu} | {al} |")
 print()
 print("uptime after: " + after)
 if csv_dir:
@@ -318,6 +347,7 @@ if csv_dir:
     load = "load %s -> %s" % (before.split("average:")[1].split(",")[0].strip(), after.split("average:")[1].split(",")[0].strip())
     order = ["portage", "nginx", "haproxy", "nginx-1w"]
     heads = {"portage": "Portage", "nginx": "nginx (2 workers)", "haproxy": "HAProxy", "nginx-1w": "nginx 1 worker"}
+    rows = summary
     present = [p for p in order if any(r[2] == p for r in rows)]
     for metric, col, title, y, goal in (
         ("requests", 3, "req/s", "requests/s (higher is better)", "goal: Portage >= nginx"),
