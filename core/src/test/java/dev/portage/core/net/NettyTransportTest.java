@@ -50,6 +50,18 @@ class NettyTransportTest {
   }
 
   @Test
+  void withoutHalfCloseIsEpollWhereItLoadsUnlessATransportIsNamed() {
+    assertThat(NettyTransport.chooseWithoutHalfClose(null))
+        .isEqualTo(Epoll.isAvailable() ? NettyTransport.EPOLL : NettyTransport.NIO);
+    assertThat(NettyTransport.chooseWithoutHalfClose("nio")).isEqualTo(NettyTransport.NIO);
+    assertThat(NettyTransport.chooseWithoutHalfClose("epoll"))
+        .isEqualTo(Epoll.isAvailable() ? NettyTransport.EPOLL : NettyTransport.NIO);
+    assertThatThrownBy(() -> NettyTransport.chooseWithoutHalfClose("io_uring"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("portage.transport: io_uring (expected: nio or epoll)");
+  }
+
+  @Test
   void rejectsUnknownTransportName() {
     assertThatThrownBy(() -> NettyTransport.choose("io_uring"))
         .isInstanceOf(IllegalArgumentException.class)

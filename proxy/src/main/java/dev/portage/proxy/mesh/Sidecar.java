@@ -123,7 +123,8 @@ public final class Sidecar implements AutoCloseable {
     }
     started = true;
     try {
-      group = NettyTransport.best().newEventLoopGroup(ioThreads(config.ioThreads()), "portage-sidecar");
+      // Epoll where it loads: no channel here half-closes (an EOF closes it; nothing is relayed raw).
+      group = NettyTransport.bestWithoutHalfClose().newEventLoopGroup(ioThreads(config.ioThreads()), "portage-sidecar");
       pool = HttpClientPool.builder(group, time).connectTimeout(config.connectTimeout()).build();
       var readiness = new Destination.Readiness(
           config.reconnectBackoff(), config.failureAccrual(), time.scheduler(), random, this::connect);
