@@ -32,13 +32,17 @@ public final class RequestInfoResolver {
   public static RequestInfo resolve(String method, String uri, String userAgent) {
     Objects.requireNonNull(method, "method");
     Objects.requireNonNull(uri, "uri");
-    QueryStringDecoder decoder = new QueryStringDecoder(uri);
-    Map<String, List<String>> params = decoder.parameters();
-    if (params.isEmpty()) {
-      params = Map.of(); // RequestInfo keeps it as is (no copy)
+    Map<String, List<String>> params = Map.of(); // RequestInfo keeps it as is (no copy)
+    String rawPath = uri;
+    if (uri.indexOf('?') >= 0 || uri.indexOf('#') >= 0) {
+      // A kubelet's get has neither: its path needs no decoder object at all.
+      QueryStringDecoder decoder = new QueryStringDecoder(uri);
+      rawPath = decoder.rawPath();
+      if (!decoder.parameters().isEmpty()) {
+        params = decoder.parameters();
+      }
     }
     String component = component(userAgent);
-    String rawPath = decoder.rawPath();
     List<String> parts = new ArrayList<>(8);
     String path = segments(rawPath, parts);
     String lowerMethod = lowerMethod(method);

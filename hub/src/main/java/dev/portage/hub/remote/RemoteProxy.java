@@ -4,6 +4,7 @@ import dev.portage.core.balance.Pick;
 import dev.portage.core.http.HopByHopHeaders;
 import dev.portage.core.http.HttpClientPool;
 import dev.portage.core.http.HttpProtocol;
+import dev.portage.core.http.HttpStream;
 import dev.portage.core.time.Ticker;
 import dev.portage.hub.cache.CachePolicy;
 import dev.portage.hub.cache.DiscoveryDocument;
@@ -17,6 +18,7 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpVersion;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -144,33 +146,46 @@ public final class RemoteProxy {
       tee = new ResponseTee(info, cacher, cacheWriter, MAX_CACHED_BODY, uncached, backlog, accept);
     }
     ResponseTee cacheTee = tee;
-    pool.acquire(server.address(), HttpProtocol.HTTP_1_1, inbound.eventLoop())
-        .whenComplete((stream, error) -> {
-          if (error != null) {
-            out.release();
-            pick.fail();
-            log.debug("{}: cannot reach {}: {}", info, server, error.toString());
-            inbound.eventLoop().execute(() -> fallback.onUpstreamFailure(error));
-            return;
-          }
-          if (!inbound.isActive()) {
-            out.release();
-            pick.cancel();
-            stream.release();
-            return;
-          }
-          UpstreamExchange exchange =
-              new UpstreamExchange(info, request.method(), stream, inbound, keepAlive, upgrade,
-                  pick, cacheTee, ticker, start, onResponse, fallback,
-                  ClientExchanges.of(inbound, runningExchanges));
-          if (upgrade) {
-            stream.attach(exchange); // after a 101 it takes HTTP out of the pipeline itself
-          } else {
-            // Read through the connection's permanent handler: no pipeline change per exchange.
-            stream.attachReader(exchange);
-          }
-          exchange.send(out);
-        });
+    CompletableFuture<HttpStream> leased =
+        pool.acquire(server.address(), HttpProtocol.HTTP_1_1, inbound.eventLoop());
+    if (leased.isDone() && !leased.isCompletedExceptionally()) {
+      // An idle keep-alive connection (nearly every request): no callback object, no stage.
+      begin(leased.join(), null, info, out, inbound, keepAlive, upgrade, pick, cacheTee, start,
+          onResponse, fallback);
+      return;
+    }
+    leased.whenComplete((stream, error) -> begin(stream, error, info, out, inbound, keepAlive,
+        upgrade, pick, cacheTee, start, onResponse, fallback));
+  }
+
+  /** Runs the exchange on a leased {@code stream}, or falls back when the lease failed. */
+  private void begin(HttpStream stream, Throwable error, RequestInfo info, FullHttpRequest out,
+      Channel inbound, boolean keepAlive, boolean upgrade, Pick<ApiServer> pick, ResponseTee tee,
+      long startNanos, java.util.function.IntConsumer onResponse, Fallback fallback) {
+    if (error != null) {
+      out.release();
+      pick.fail();
+      log.debug("{}: cannot reach {}: {}", info, pick.target(), error.toString());
+      inbound.eventLoop().execute(() -> fallback.onUpstreamFailure(error));
+      return;
+    }
+    if (!inbound.isActive()) {
+      out.release();
+      pick.cancel();
+      stream.release();
+      return;
+    }
+    UpstreamExchange exchange =
+        new UpstreamExchange(info, out.method(), stream, inbound, keepAlive, upgrade,
+            pick, tee, ticker, startNanos, onResponse, fallback,
+            ClientExchanges.of(inbound, runningExchanges));
+    if (upgrade) {
+      stream.attach(exchange); // after a 101 it takes HTTP out of the pipeline itself
+    } else {
+      // Read through the connection's permanent handler: no pipeline change per exchange.
+      stream.attachReader(exchange);
+    }
+    exchange.send(out);
   }
 
   /** The {@code Authorization} value for the bootstrap token, or null; built once per token. */

@@ -47,7 +47,13 @@ final class ResponseTee {
   private Encoding encoding = Encoding.JSON;
   private boolean gzip; // the body is gzip-compressed
   private String contentType = "";
-  private List<Part> parts; // retained slices of the body so far; null once handed on or dropped
+  // The body so far, retained: the first buffer in fields (a pod arrives in one read, so most
+  // answers need no list), any further ones in a list. Cleared once handed on or dropped.
+  private boolean collecting;
+  private ByteBuf firstBuf;
+  private int firstIndex;
+  private int firstLength;
+  private List<Part> more;
   private int size;
   private final CRC32C crc;
   private boolean done;
@@ -108,7 +114,7 @@ final class ResponseTee {
         splitter = objects::feed;
       }
     } else {
-      parts = new ArrayList<>(2); // a pod arrives in one or two reads; a list grows as it must
+      collecting = true;
     }
     return true;
   }
@@ -133,8 +139,11 @@ final class ResponseTee {
       return;
     }
     int from = content.readerIndex();
-    if (content.nioBufferCount() == 1) {
-      crc.update(content.nioBuffer(from, n));
+    if (content.hasArray()) {
+      crc.update(content.array(), content.arrayOffset() + from, n);
+    } else if (content.nioBufferCount() == 1) {
+      // The buffer's own NIO view (no duplicate per read); set up afresh by every call.
+      crc.update(content.internalNioBuffer(from, n));
     } else {
       for (ByteBuffer b : content.nioBuffers(from, n)) {
         crc.update(b);
@@ -142,7 +151,16 @@ final class ResponseTee {
     }
     // The buffer itself, retained, with where its bytes were: the client's write moves its reader
     // index but never its bytes (a slice per chunk cost more than the rest of the tee).
-    parts.add(new Part(content.retain(), from, n));
+    if (firstBuf == null) {
+      firstBuf = content.retain();
+      firstIndex = from;
+      firstLength = n;
+    } else {
+      if (more == null) {
+        more = new ArrayList<>(4);
+      }
+      more.add(new Part(content.retain(), from, n));
+    }
     size += n;
   }
 
@@ -158,15 +176,14 @@ final class ResponseTee {
     if (splitter != null) {
       return;
     }
-    List<Part> body = parts;
-    parts = null;
     int length = size;
     Object request = backlogKey(info, discoveryAccept);
     long fingerprint = CacheBacklog.fingerprint(crc.getValue(), length);
     if (backlog.isUnchanged(request, fingerprint)) {
-      releaseAll(body);
+      releaseCollected(); // the usual answer of a re-read object: no list, no task
       return;
     }
+    List<Part> body = takeCollected();
     if (!backlog.tryReserve(length)) {
       releaseAll(body);
       dropped.increment();
@@ -216,6 +233,34 @@ final class ResponseTee {
 
   /** Bytes {@code [index, index + length)} of a retained buffer. */
   private record Part(ByteBuf buf, int index, int length) {}
+
+  /** The collected buffers as one list, for the writer; the tee holds none of them after. */
+  private List<Part> takeCollected() {
+    List<Part> body = new ArrayList<>(1 + (more == null ? 0 : more.size()));
+    if (firstBuf != null) {
+      body.add(new Part(firstBuf, firstIndex, firstLength));
+      if (more != null) {
+        body.addAll(more);
+      }
+    }
+    firstBuf = null;
+    more = null;
+    collecting = false;
+    return body;
+  }
+
+  /** Releases the collected buffers. */
+  private void releaseCollected() {
+    if (firstBuf != null) {
+      firstBuf.release();
+      firstBuf = null;
+    }
+    if (more != null) {
+      releaseAll(more);
+      more = null;
+    }
+    collecting = false;
+  }
 
   /** The unzipped body, or null (logged, counted) if it is corrupt or unzips over the limit. */
   private byte[] gunzip(byte[] zipped) {
@@ -274,9 +319,8 @@ final class ResponseTee {
   /** The response broke off: a partial get or list is not stored (watch events already are). */
   void abort() {
     done = true;
-    if (parts != null) {
-      releaseAll(parts);
-      parts = null;
+    if (collecting) {
+      releaseCollected();
     }
   }
 

@@ -95,13 +95,10 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
   void send(FullHttpRequest request) {
     Channel upstream = stream.channel();
     running.add(this);
-    upstream.writeAndFlush(request).addListener(f -> {
-      if (f.isSuccess()) {
-        upstream.read();
-      } else {
-        failed(f.cause());
-      }
-    });
+    // No promise and listener per request: a failed write reaches exceptionCaught below through
+    // the connection's pipeline, and the answer cannot arrive before the request has left.
+    upstream.writeAndFlush(request, upstream.voidPromise());
+    upstream.read();
   }
 
   @Override
@@ -156,11 +153,17 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
     if (response instanceof HttpContent) {
       return; // a full response: relayed as one message in onContent
     }
-    unflushed = inbound.write(out);
     headOnly = true;
     // A watch's head must reach the client before any event exists; a fixed-length body follows
     // its head at once.
     deferHead = hasBody && !info.isWatch() && lengthSet;
+    if (deferHead) {
+      // Flushed with (and waited for through) the body's write: no promise of its own. A failure
+      // reaches the client pipeline's exceptionCaught, which closes the connection.
+      inbound.write(out, inbound.voidPromise());
+    } else {
+      unflushed = inbound.write(out);
+    }
   }
 
   private void onContent(ChannelHandlerContext ctx, HttpContent content) {
@@ -194,7 +197,7 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) {
     ChannelFuture written = unflushed;
-    if (written != null && !finished && headOnly && deferHead) {
+    if (!finished && headOnly && deferHead) {
       // A head whose fixed-length body is on its way: send both in one write, not two.
       headOnly = false;
       ctx.channel().read();

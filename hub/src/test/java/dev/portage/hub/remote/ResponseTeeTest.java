@@ -133,4 +133,33 @@ class ResponseTeeTest {
         "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"));
     assertThat(json).isNotEqualTo(ResponseTee.backlogKey(discovery, null));
   }
+  @Test
+  void directBuffersInOneReadOrManyAreStoredAndChecksummedAlike() {
+    RequestInfo info = get("/api/v1/namespaces/default/pods/pod-0", "kubelet/v1.30.0");
+    byte[] body = POD.getBytes(StandardCharsets.UTF_8);
+    List<ByteBuf> relayed = new ArrayList<>();
+    for (int piece : new int[] {body.length, 7}) {
+      ResponseTee tee = tee(info);
+      assertThat(tee.start("application/json", null)).isTrue();
+      for (int at = 0; at < body.length; at += piece) {
+        int n = Math.min(piece, body.length - at);
+        ByteBuf b = Unpooled.directBuffer(n + 3).writeBytes(new byte[3]).writeBytes(body, at, n);
+        b.skipBytes(3); // the body starts past the buffer's first bytes, as a decoder leaves it
+        tee.feed(b);
+        b.skipBytes(b.readableBytes());
+        relayed.add(b);
+      }
+      tee.finish();
+    }
+    relayed.forEach(ByteBuf::release);
+    // One read or many, the same checksum: the second answer is recognised as unchanged.
+    assertThat(writes).hasSize(1);
+    assertThat(relayed.get(0).refCnt()).isOne(); // the queued write still holds the first body
+    assertThat(relayed.subList(1, relayed.size()))
+        .allSatisfy(b -> assertThat(b.refCnt()).isZero()); // the unchanged one: released at once
+    runWrites();
+    assertThat(relayed).allSatisfy(b -> assertThat(b.refCnt()).isZero());
+    var key = ResponseCacher.ref(info).key("default", "pod-0");
+    assertThat(teeCacher.cache().get(key).orElseThrow().body()).isEqualTo(body);
+  }
 }
