@@ -10,7 +10,6 @@ import io.netty.handler.codec.http.HttpObjectDecoder;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
-import io.netty.handler.codec.http.HttpRequestEncoder;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseDecoder;
 import io.netty.util.AsciiString;
@@ -22,17 +21,17 @@ import java.util.List;
  * The HTTP/1.1 codec of a pooled origin connection: Netty's request encoder and response decoder,
  * paired like Netty's {@code HttpClientCodec} (each response is matched with the method of its
  * request, so a response to HEAD has no body, and a 2xx to CONNECT turns the connection into raw
- * bytes both ways; informational responses other than 101 do not consume a request), with a
- * cheaper header decoder. Netty's response decoder allocates a fresh name for every header line;
- * this one hands out a shared constant when the name is one of the common response headers, byte
- * for byte (case included, so what is relayed is what the origin sent), and the same for the
- * {@code HTTP/1.1} version and the {@code OK} reason. In a profile of the sidecar relaying 1 KiB
- * nginx answers, the response head's decoding was half of the bytes allocated per request, the
- * names a third of that. A plain final response whose head and whole Content-Length body are
- * already buffered (nearly every answer to a small GET) skips Netty's decoder altogether ({@link
- * PlainHead}: the same objects, fewer allocations, shared empty trailers); everything else goes to
- * it message by message. A 101 leaves the decoder passing raw bytes on, as Netty's does. Confined
- * to the channel's event loop.
+ * bytes both ways; informational responses other than 101 do not consume a request), with heads
+ * encoded in one piece ({@link Http1RequestEncoder}) and a cheaper header decoder. Netty's response
+ * decoder allocates a fresh name for every header line; this one hands out a shared constant when
+ * the name is one of the common response headers, byte for byte (case included, so what is relayed
+ * is what the origin sent), and the same for the {@code HTTP/1.1} version and the {@code OK}
+ * reason. In a profile of the sidecar relaying 1 KiB nginx answers, the response head's decoding
+ * was half of the bytes allocated per request, the names a third of that. A plain final response
+ * whose head and whole Content-Length body are already buffered (nearly every answer to a small
+ * GET) skips Netty's decoder altogether ({@link PlainHead}: the same objects, fewer allocations,
+ * shared empty trailers); everything else goes to it message by message. A 101 leaves the decoder
+ * passing raw bytes on, as Netty's does. Confined to the channel's event loop.
  */
 final class OriginHttpCodec
     extends CombinedChannelDuplexHandler<OriginHttpCodec.Decoder, OriginHttpCodec.Encoder> {
@@ -47,7 +46,8 @@ final class OriginHttpCodec
     init(new Decoder(), new Encoder());
   }
 
-  final class Encoder extends HttpRequestEncoder {
+  /** Request side: Netty's encoder with heads written in one piece ({@link Http1RequestEncoder}). */
+  final class Encoder extends Http1RequestEncoder {
     @Override
     protected void encode(ChannelHandlerContext ctx, Object msg, List<Object> out) throws Exception {
       if (tunnel) {

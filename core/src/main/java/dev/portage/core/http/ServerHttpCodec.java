@@ -13,26 +13,25 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpRequestDecoder;
 import io.netty.handler.codec.http.HttpResponse;
-import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.util.List;
 
 /**
- * The HTTP/1.1 server codec of a listener, in place of Netty's {@code HttpServerCodec} with the same
- * view for the handlers above it: a request decoder that decodes a plain bodiless request whose
- * head is whole in the buffer itself ({@link PlainHead}: the request, then {@link
+ * The HTTP/1.1 server codec of a listener, in place of Netty's {@code HttpServerCodec} with the
+ * same view for the handlers above it: a request decoder that decodes a plain bodiless request
+ * whose head is whole in the buffer itself ({@link PlainHead}: the request, then {@link
  * LastHttpContent#EMPTY_LAST_CONTENT}, as Netty's decoder emits them) and hands every other byte
  * (bodies, chunked, heads not yet whole, upgrades, anything malformed or near the size limits) to
  * Netty's {@code HttpRequestDecoder} at defaults, message by message; and Netty's response encoder
- * told the method of the request each response answers (no body after HEAD, no Transfer-Encoding
- * on a 2xx to CONNECT). Informational responses (100 Continue) do not use up the request they
- * precede. Like Netty's codec it refuses more than {@value #MAX_PIPELINE_DEPTH} unanswered requests
- * and closes the connection after the response to a request framed by both Transfer-Encoding and
- * Content-Length. The one difference a handler could see: a request decoded here carries {@link
- * DecoderResult#SUCCESS} rather than Netty's result object with the head's sizes. Confined to the
- * channel's event loop.
+ * (writing each head in one piece, {@link Http1ResponseEncoder}) told the method of the request
+ * each response answers (no body after HEAD, no Transfer-Encoding on a 2xx to CONNECT).
+ * Informational responses (100 Continue) do not use up the request they precede. Like Netty's codec
+ * it refuses more than {@value #MAX_PIPELINE_DEPTH} unanswered requests and closes the connection
+ * after the response to a request framed by both Transfer-Encoding and Content-Length. The one
+ * difference a handler could see: a request decoded here carries {@link DecoderResult#SUCCESS}
+ * rather than Netty's result object with the head's sizes. Confined to the channel's event loop.
  */
 public final class ServerHttpCodec
     extends CombinedChannelDuplexHandler<ServerHttpCodec.Decoder, ServerHttpCodec.Encoder> {
@@ -135,8 +134,11 @@ public final class ServerHttpCodec
     }
   }
 
-  /** Response side: Netty's encoder, told which request each final response answers. */
-  final class Encoder extends HttpResponseEncoder {
+  /**
+   * Response side: Netty's encoder with heads written in one piece ({@link Http1ResponseEncoder}),
+   * told which request each final response answers.
+   */
+  final class Encoder extends Http1ResponseEncoder {
     private byte kind = OTHER;
 
     @Override
