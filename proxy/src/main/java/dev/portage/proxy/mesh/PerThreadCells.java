@@ -6,7 +6,7 @@ import java.util.Arrays;
 import java.util.function.Consumer;
 
 /**
- * Counts kept per thread (of one metric series, of the requests in flight): each thread that counts
+ * Counts kept per thread (of one metric series): each thread that counts
  * gets its own padded {@code long[]}, which only it writes (a plain add and a release store: no
  * atomic instruction, no cache line shared with another writer), and a reader adds up every
  * thread's array. A thread finds its array by a scan over the few threads that counted (an event

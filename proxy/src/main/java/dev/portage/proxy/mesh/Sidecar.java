@@ -32,6 +32,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.random.RandomGenerator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,8 +63,7 @@ public final class Sidecar implements AutoCloseable {
   private final DestinationClient destinations;
   private final RandomGenerator random;
   private final ChannelGroup inbound = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
-  // Per thread: the event loops would otherwise share one atomic, written twice per request.
-  private final PerThreadCells inflight = new PerThreadCells(1);
+  private final AtomicInteger inflight = new AtomicInteger();
   private EventLoopGroup group;
   private HttpClientPool pool;
   private Discovery discovery;
@@ -145,8 +145,7 @@ public final class Sidecar implements AutoCloseable {
             protected void initChannel(io.netty.channel.Channel ch) {
               inbound.add(ch);
               ch.pipeline().addLast(new CleartextHttpInitializer(protocol ->
-                  new InboundHandler(stack, protocol, time.ticker(), metrics,
-                      delta -> PerThreadCells.add(inflight.mine(), 0, delta))));
+                  new InboundHandler(stack, protocol, time.ticker(), metrics, inflight::addAndGet)));
             }
           })
           .bind(config.outboundBindAddress(), config.outboundPort())
@@ -165,7 +164,7 @@ public final class Sidecar implements AutoCloseable {
           .route("/live", request -> AdminResponse.text(200, "live\n"))
           .route("/ready", request -> outboundReady().healthy()
               ? AdminResponse.text(200, "ready\n") : AdminResponse.text(503, "not ready\n"))
-          .dashboard(DashboardState.COMPONENT, new DashboardState(config, discovery, profiles, this::inflightRequests))
+          .dashboard(DashboardState.COMPONENT, new DashboardState(config, discovery, profiles, inflight::get))
           .wallClock(time.wall())
           .build()
           .start();
@@ -310,6 +309,6 @@ public final class Sidecar implements AutoCloseable {
 
   /** Requests between their head and the end of their response. */
   int inflightRequests() {
-    return (int) inflight.sum(0);
+    return inflight.get();
   }
 }
