@@ -12,6 +12,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.handler.ssl.SslContext;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -48,10 +49,20 @@ public final class HttpClientPool implements AutoCloseable {
   private final int connectTimeoutMillis;
   private final SslContext sslContext; // null: cleartext
   private final Map<OriginKey, OriginPool> origins = new ConcurrentHashMap<>();
+  private volatile Recent[] recent = new Recent[0]; // origins leased lately, by address identity
   private final ScheduledFuture<?> sweeper;
   private volatile boolean closed;
 
   record OriginKey(InetSocketAddress address, HttpProtocol protocol) {}
+
+  /**
+   * An origin's pool, found by the identity of the address a caller passes again and again (a
+   * balancer's endpoint): no key to make and no hash map probe per lease.
+   */
+  private record Recent(InetSocketAddress address, HttpProtocol protocol, OriginPool pool) {}
+
+  /** Origins remembered in {@link #recent}; more are found in the map. */
+  private static final int RECENT = 8;
 
   private HttpClientPool(Builder b) {
     this.group = b.group;
@@ -89,6 +100,11 @@ public final class HttpClientPool implements AutoCloseable {
     if (closed) {
       return CompletableFuture.failedFuture(new IllegalStateException("HTTP client pool is closed"));
     }
+    for (Recent r : recent) {
+      if (r.address == origin && r.protocol == protocol) {
+        return r.pool.acquire(loop);
+      }
+    }
     OriginKey key = new OriginKey(origin, protocol);
     OriginPool pool = origins.get(key); // no capturing lambda per request when the pool exists
     if (pool == null) {
@@ -100,7 +116,39 @@ public final class HttpClientPool implements AutoCloseable {
                       ? new Http1OriginPool(this, origin, maxIdlePerOrigin)
                       : new H2OriginPool(this, origin));
     }
+    if (!remembered(key)) {
+      remember(key, pool);
+    }
     return pool.acquire(loop);
+  }
+
+  /** Whether an address equal to the key's is remembered (a caller that makes a new one each time). */
+  private boolean remembered(OriginKey key) {
+    for (Recent r : recent) {
+      if (r.protocol == key.protocol() && r.address.equals(key.address())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private synchronized void remember(OriginKey key, OriginPool pool) {
+    if (origins.get(key) != pool) {
+      return; // swept meanwhile: its removal has already forgotten the recent ones (same lock)
+    }
+    Recent[] old = recent;
+    Recent[] next = old.length < RECENT ? Arrays.copyOf(old, old.length + 1) : old.clone();
+    // The oldest goes when full: entries move down one and the newest takes the last slot.
+    if (old.length >= RECENT) {
+      System.arraycopy(old, 1, next, 0, RECENT - 1);
+    }
+    next[next.length - 1] = new Recent(key.address(), key.protocol(), pool);
+    recent = next;
+  }
+
+  /** Forgets the remembered origins (one of them left the map); leases find them in the map. */
+  private synchronized void forgetRecent() {
+    recent = new Recent[0];
   }
 
   /** HTTP/1.1 connections idle in the pool, over every origin. */
@@ -123,7 +171,9 @@ public final class HttpClientPool implements AutoCloseable {
     long now = time.ticker().nanoTime();
     for (Map.Entry<OriginKey, OriginPool> e : origins.entrySet()) {
       if (e.getValue().expireIdle(now, idleTimeoutNanos)) {
-        origins.remove(e.getKey(), e.getValue());
+        if (origins.remove(e.getKey(), e.getValue())) {
+          forgetRecent();
+        }
       }
     }
   }
@@ -140,6 +190,7 @@ public final class HttpClientPool implements AutoCloseable {
       p.closeAll();
     }
     origins.clear();
+    forgetRecent();
   }
 
   long nanoTime() {

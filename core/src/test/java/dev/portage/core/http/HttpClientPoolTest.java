@@ -222,6 +222,15 @@ class HttpClientPoolTest {
     pool.sweep();
     assertThat(pool.idleConnections()).isZero();
     assertThat(pool.origins()).isZero();
+
+    // The same address again (as a balancer passes it): a pool of its own again, not the dropped one.
+    HttpStream c = acquire(loopA);
+    assertThat(c.isReused()).isFalse();
+    assertThat(pool.origins()).isEqualTo(1);
+    assertThat(exchange(c, "/c")).isEqualTo("hello /c");
+    c.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 1);
+    assertThat(pool.openConnections()).isEqualTo(1);
   }
 
   @Test

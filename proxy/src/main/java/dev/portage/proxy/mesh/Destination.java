@@ -46,7 +46,7 @@ final class Destination implements EndpointListener {
   private final EndpointReconnector<InetSocketAddress> reconnector;
   private final FailureAccrual accrual; // null: off
   private CompletableFuture<Void> ready = new CompletableFuture<>(); // guarded by this
-  private boolean failFast; // guarded by this
+  private volatile boolean failFast; // written under this; read per request without it
   private volatile DestinationWatch watch;
   private volatile long lastUsedNanos;
 
@@ -135,7 +135,7 @@ final class Destination implements EndpointListener {
   }
 
   /** Whether requests should be refused at once until an endpoint is ready. */
-  synchronized boolean inFailFast() {
+  boolean inFailFast() {
     return failFast;
   }
 
@@ -146,9 +146,19 @@ final class Destination implements EndpointListener {
     }
   }
 
+  /**
+   * A request used the destination at {@code nowNanos}. Written at most once per {@link
+   * #TOUCH_RESOLUTION_NANOS}: a write per request from every event loop would move this object's
+   * cache line between cores on every request, for an idle timeout counted in seconds.
+   */
   void touch(long nowNanos) {
-    lastUsedNanos = nowNanos;
+    if (nowNanos - lastUsedNanos >= TOUCH_RESOLUTION_NANOS) {
+      lastUsedNanos = nowNanos;
+    }
   }
+
+  /** How stale the last use may be recorded ({@link #touch}): 1 ms. */
+  static final long TOUCH_RESOLUTION_NANOS = 1_000_000;
 
   long lastUsedNanos() {
     return lastUsedNanos;

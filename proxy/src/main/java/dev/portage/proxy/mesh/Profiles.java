@@ -37,17 +37,36 @@ final class Profiles implements AutoCloseable {
 
   /** The current profile of {@code authority}; completes when the first one arrives. */
   CompletableFuture<ProfileSnapshot> get(String authority) {
-    long now = ticker.nanoTime();
-    Entry e = entries.computeIfAbsent(authority, a -> {
-      Entry created = new Entry(a);
-      if (!closed) {
-        created.watch = client.watchProfile(a, created);
-      }
-      return created;
-    });
-    e.lastUsedNanos = now;
+    Entry e = entry(authority);
     ProfileSnapshot s = e.current;
     return s != null ? CompletableFuture.completedFuture(s) : e.first;
+  }
+
+  /**
+   * The current profile of {@code authority} if it has arrived, else null (then {@link #get} waits
+   * for it); counts as a use, and starts the watch, like {@link #get}. Per request: no future.
+   */
+  ProfileSnapshot current(String authority) {
+    return entry(authority).current;
+  }
+
+  private Entry entry(String authority) {
+    long now = ticker.nanoTime();
+    Entry e = entries.get(authority); // no capturing lambda, no bin lock once the entry exists
+    if (e == null) {
+      e = entries.computeIfAbsent(authority, a -> {
+        Entry created = new Entry(a);
+        created.lastUsedNanos = now;
+        if (!closed) {
+          created.watch = client.watchProfile(a, created);
+        }
+        return created;
+      });
+    }
+    if (now - e.lastUsedNanos >= Destination.TOUCH_RESOLUTION_NANOS) {
+      e.lastUsedNanos = now; // not once per request from every loop: see Destination.touch
+    }
+    return e;
   }
 
   /** The profile already known for {@code authority}, or the default; does not start a watch. */

@@ -28,8 +28,9 @@ final class ProxyRequest {
   int readyRechecks;
 
   private byte grpc; // 0 unknown, 1 no, 2 yes; only the request's own threads in turn
-  private final List<Runnable> onCancel = new ArrayList<>(2); // guarded by this
-  private boolean cancelled; // guarded by this
+  private Runnable onCancel; // guarded by this; the one hook most requests ever have
+  private List<Runnable> moreOnCancel; // guarded by this; made for a second hook
+  private volatile boolean cancelled; // written under this; read without (a check per attempt)
 
   ProxyRequest(
       HttpRequest head, String authority, HttpProtocol protocol, RequestBody body, EventLoop loop,
@@ -52,7 +53,14 @@ final class ProxyRequest {
     synchronized (this) {
       now = cancelled;
       if (!now) {
-        onCancel.add(hook);
+        if (onCancel == null && (moreOnCancel == null || moreOnCancel.isEmpty())) {
+          onCancel = hook; // (hooks run in the order they were added)
+        } else {
+          if (moreOnCancel == null) {
+            moreOnCancel = new ArrayList<>(2);
+          }
+          moreOnCancel.add(hook);
+        }
       }
     }
     if (now) {
@@ -62,7 +70,11 @@ final class ProxyRequest {
 
   /** Removes a hook added by {@link #onCancel} once the work it would stop has ended. */
   synchronized void removeOnCancel(Runnable hook) {
-    onCancel.remove(hook);
+    if (onCancel == hook) {
+      onCancel = null;
+    } else if (moreOnCancel != null) {
+      moreOnCancel.remove(hook);
+    }
   }
 
   void cancel() {
@@ -72,8 +84,15 @@ final class ProxyRequest {
         return;
       }
       cancelled = true;
-      hooks = new ArrayList<>(onCancel);
-      onCancel.clear();
+      hooks = new ArrayList<>(2);
+      if (onCancel != null) {
+        hooks.add(onCancel);
+      }
+      if (moreOnCancel != null) {
+        hooks.addAll(moreOnCancel);
+      }
+      onCancel = null;
+      moreOnCancel = null;
     }
     hooks.forEach(Runnable::run);
   }
@@ -86,7 +105,7 @@ final class ProxyRequest {
     return grpc == 2;
   }
 
-  synchronized boolean isCancelled() {
+  boolean isCancelled() {
     return cancelled;
   }
 

@@ -60,6 +60,15 @@ final class RequestBody {
       content.release();
       return;
     }
+    if (!hasBody) {
+      // Only the decoder's empty end of a bodiless request: nothing to send or replay, and no
+      // list to grow for it on every GET.
+      if (content instanceof LastHttpContent) {
+        complete = true;
+      }
+      content.release();
+      return;
+    }
     chunks.add(content);
     bytes += content.content().readableBytes();
     if (content instanceof LastHttpContent) {

@@ -60,7 +60,7 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
   private boolean completed;
   private Throwable endCause; // why the exchange ended short, once completed
   private boolean headDone;
-  private final ArrayDeque<HttpContent> held = new ArrayDeque<>();
+  private final ArrayDeque<HttpContent> held = new ArrayDeque<>(2); // a read's worth at most
   private boolean keepAlive = true;
   private boolean ended;
   private boolean discarded;

@@ -27,9 +27,13 @@ final class RouteLayer implements Service {
 
   @Override
   public CompletableFuture<ProxyResponse> call(ProxyRequest r) {
+    ProfileSnapshot known = profiles.current(r.authority);
+    if (known != null) {
+      // The usual case once the profile is known: no future per request.
+      return route(r, known);
+    }
     CompletableFuture<ProfileSnapshot> profile = profiles.get(r.authority);
     if (profile.isDone() && !profile.isCompletedExceptionally()) {
-      // The usual case once the profile is known: no future stage per request.
       return route(r, profile.resultNow());
     }
     if (!profile.isDone()) {

@@ -2,10 +2,10 @@ package dev.portage.proxy.mesh;
 
 import dev.portage.core.balance.Endpoint;
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
-import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.model.registry.Collector;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -44,47 +44,50 @@ import java.util.function.Supplier;
  * {@code outbound_http_balancer_endpoints{authority, endpoint_state="ready"|"pending"}}.
  *
  * Histograms are classic only (the text exposition shows nothing else; a native histogram costs
- * more per observation). The data points of each route and endpoint are looked up once and cached.
- * Thread-safe.
+ * more per observation). The families counted on every request count per thread and add up at the
+ * scrape ({@link PerThreadCounter}, {@link PerThreadHistogram}: the same exposition). The data points
+ * of each route and endpoint are looked up once and cached. Thread-safe.
  */
 final class SidecarMetrics {
 
   private final PrometheusRegistry registry;
-  private final Counter routeRequests;
-  private final Histogram routeLatency;
+  private final PerThreadCounter routeRequests;
+  private final PerThreadHistogram routeLatency;
   private final Counter retries;
   private final Counter budgetExhausted;
-  private final Counter endpointRequests;
-  private final Histogram endpointLatency;
+  private final PerThreadCounter endpointRequests;
+  private final PerThreadHistogram endpointLatency;
   private final Counter failFast;
   private final GaugeWithCallback inFlight;
   private final GaugeWithCallback ewma;
   private final GaugeWithCallback budgetAvailable;
   private final GaugeWithCallback endpointReady;
   private final Counter connectFailures;
-  private final Counter requestTotal;
-  private final Histogram responseLatencyMs;
-  private final Counter responseTotal;
+  private final PerThreadCounter requestTotal;
+  private final PerThreadHistogram responseLatencyMs;
+  private final PerThreadCounter responseTotal;
   private final GaugeWithCallback balancerEndpoints;
   private final Map<String, Map<String, RouteMetrics>> routes = new ConcurrentHashMap<>();
   private final Map<String, Map<String, EndpointMetrics>> endpoints = new ConcurrentHashMap<>();
 
   SidecarMetrics(PrometheusRegistry registry, Discovery discovery, Profiles profiles) {
     this.registry = registry;
-    routeRequests = Counter.builder().name("portage_sidecar_route_requests_total")
-        .help("Responses sent to clients per route").labelNames("authority", "route", "status_class").register(registry);
-    routeLatency = Histogram.builder().name("portage_sidecar_route_response_latency_seconds")
-        .help("Request start to response head per route, retries included").labelNames("authority", "route")
-        .classicOnly().register(registry);
+    // The families counted on every request count per thread (PerThreadCounter/PerThreadHistogram):
+    // the event loops would otherwise share their cells' cache lines.
+    routeRequests = register(new PerThreadCounter("portage_sidecar_route_requests_total",
+        "Responses sent to clients per route", "authority", "route", "status_class"));
+    routeLatency = register(new PerThreadHistogram(Histogram.builder()
+        .name("portage_sidecar_route_response_latency_seconds")
+        .help("Request start to response head per route, retries included"), "authority", "route"));
     retries = Counter.builder().name("portage_sidecar_route_retries_total")
         .help("Retries sent per route").labelNames("authority", "route").register(registry);
     budgetExhausted = Counter.builder().name("portage_sidecar_retry_budget_exhausted_total")
         .help("Retries skipped because the retry budget was spent").labelNames("authority", "route").register(registry);
-    endpointRequests = Counter.builder().name("portage_sidecar_endpoint_requests_total")
-        .help("Attempts per endpoint").labelNames("authority", "endpoint", "status_class").register(registry);
-    endpointLatency = Histogram.builder().name("portage_sidecar_endpoint_response_latency_seconds")
-        .help("Dispatch to response head per endpoint").labelNames("authority", "endpoint")
-        .classicOnly().register(registry);
+    endpointRequests = register(new PerThreadCounter("portage_sidecar_endpoint_requests_total",
+        "Attempts per endpoint", "authority", "endpoint", "status_class"));
+    endpointLatency = register(new PerThreadHistogram(Histogram.builder()
+        .name("portage_sidecar_endpoint_response_latency_seconds").help("Dispatch to response head per endpoint"),
+        "authority", "endpoint"));
     failFast = Counter.builder().name("portage_sidecar_fail_fast_total")
         .help("Requests refused with 503 while the destination was in fail-fast").labelNames("authority")
         .register(registry);
@@ -133,15 +136,14 @@ final class SidecarMetrics {
         .register(registry);
     connectFailures = Counter.builder().name("portage_sidecar_endpoint_connect_failures_total")
         .help("Connects to an endpoint that failed").labelNames("authority", "endpoint").register(registry);
-    requestTotal = Counter.builder().name("request_total")
-        .help("Requests dispatched to endpoints (Linkerd's name)").labelNames(TARGET_LABELS).register(registry);
-    responseLatencyMs = Histogram.builder().name("response_latency_ms")
+    requestTotal = register(new PerThreadCounter("request_total",
+        "Requests dispatched to endpoints (Linkerd's name)", TARGET_LABELS));
+    responseLatencyMs = register(new PerThreadHistogram(Histogram.builder().name("response_latency_ms")
         .help("Request dispatch to response head, in milliseconds (Linkerd's name and buckets)")
-        .labelNames(withLabels("status_code")).classicUpperBounds(LINKERD_LATENCY_BUCKETS_MS).classicOnly()
-        .register(registry);
-    responseTotal = Counter.builder().name("response_total")
-        .help("Responses from endpoints by classification (Linkerd's name)")
-        .labelNames(withLabels("status_code", "classification", "grpc_status", "error")).register(registry);
+        .classicUpperBounds(LINKERD_LATENCY_BUCKETS_MS), withLabels("status_code")));
+    responseTotal = register(new PerThreadCounter("response_total",
+        "Responses from endpoints by classification (Linkerd's name)",
+        withLabels("status_code", "classification", "grpc_status", "error")));
     balancerEndpoints = GaugeWithCallback.builder().name("outbound_http_balancer_endpoints")
         .help("Endpoints per balancer by state (Linkerd's name; pending: not ready)")
         .labelNames("authority", "endpoint_state")
@@ -160,6 +162,11 @@ final class SidecarMetrics {
           }
         })
         .register(registry);
+  }
+
+  private <C extends Collector> C register(C collector) {
+    registry.register(collector);
+    return collector;
   }
 
   /** Linkerd's outbound target labels, in the order {@link EndpointMetrics} gives their values. */
@@ -257,10 +264,10 @@ final class SidecarMetrics {
    * cached; any other status is looked up each time (its class label is not one of six).
    */
   private static final class ByStatusClass {
-    private final Function<String, CounterDataPoint> lookup;
-    private final List<LazyPoint<CounterDataPoint>> classes = new ArrayList<>(6); // [0]: "error"
+    private final Function<String, PerThreadCounter.Series> lookup;
+    private final List<LazyPoint<PerThreadCounter.Series>> classes = new ArrayList<>(6); // [0]: "error"
 
-    ByStatusClass(Function<String, CounterDataPoint> lookup) {
+    ByStatusClass(Function<String, PerThreadCounter.Series> lookup) {
       this.lookup = lookup;
       classes.add(new LazyPoint<>(() -> lookup.apply("error")));
       for (int c = 1; c <= 5; c++) {
@@ -269,7 +276,7 @@ final class SidecarMetrics {
       }
     }
 
-    CounterDataPoint get(int status) {
+    PerThreadCounter.Series get(int status) {
       if (status < 0) {
         return classes.get(0).get();
       }
@@ -284,7 +291,7 @@ final class SidecarMetrics {
    */
   private final class RouteMetrics {
     final ByStatusClass requests;
-    final LazyPoint<DistributionDataPoint> latency;
+    final LazyPoint<PerThreadHistogram.Series> latency;
     final LazyPoint<CounterDataPoint> retries;
     final LazyPoint<CounterDataPoint> budgetExhausted;
 
@@ -306,11 +313,11 @@ final class SidecarMetrics {
     private final String endpoint;
     private final String[] target; // Linkerd's target label values
     private final ByStatusClass requests;
-    private final LazyPoint<DistributionDataPoint> latency;
-    private final LazyPoint<CounterDataPoint> linkerdRequests;
+    private final LazyPoint<PerThreadHistogram.Series> latency;
+    private final LazyPoint<PerThreadCounter.Series> linkerdRequests;
     private final LazyPoint<CounterDataPoint> connectFailed;
-    private final IntKeyedPoints<DistributionDataPoint> latencyMsByStatus;
-    private final IntKeyedPoints<CounterDataPoint> responsesByKey;
+    private final IntKeyedPoints<PerThreadHistogram.Series> latencyMsByStatus;
+    private final IntKeyedPoints<PerThreadCounter.Series> responsesByKey;
 
     EndpointMetrics(String authority, String endpoint, InetSocketAddress address) {
       this.authority = authority;
@@ -366,7 +373,7 @@ final class SidecarMetrics {
       return (((status + 1) * 32 + (grpcStatus + 1)) * 2 + (failure ? 1 : 0)) * 2 + (error ? 1 : 0);
     }
 
-    private CounterDataPoint responsePoint(int key) {
+    private PerThreadCounter.Series responsePoint(int key) {
       boolean error = (key & 1) != 0;
       boolean failure = (key & 2) != 0;
       int grpc = (key >> 2) % 32 - 1;
