@@ -354,7 +354,8 @@ if csv_dir:
         ("p99", 4, "p99 latency", "p99 ms (lower is better)", "goal: Portage <= nginx at -c50, <= 1.2x at -c200")):
         with open(os.path.join(csv_dir, f"l7-defaults-{metric}.csv"), "w") as f:
             f.write(f"# title: L7 proxies at their defaults, one nginx origin: wrk -t{threads} {title}\n")
-            f.write(f"# y: {y}\n# note: {when}, {load}; {duration} s per run after warm-up; {goal}\n")
+            med = f", medians of {rounds} rounds" if rounds > 1 else ""
+            f.write(f"# y: {y}\n# note: {when}, {load}; {duration} s per run after warm-up{med}; {goal}\n")
             f.write("workload," + ",".join(heads[p] for p in present) + "\n")
             for (path, conns) in dict.fromkeys((r[0], r[1]) for r in rows):
                 vals = {r[2]: r[col] for r in rows if r[0] == path and r[1] == conns}
