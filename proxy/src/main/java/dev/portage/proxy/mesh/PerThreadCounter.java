@@ -1,18 +1,11 @@
 package dev.portage.proxy.mesh;
 
 import io.prometheus.metrics.core.metrics.Counter;
-import io.prometheus.metrics.model.registry.Collector;
-import io.prometheus.metrics.model.registry.MetricType;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
-import io.prometheus.metrics.model.snapshots.MetricFamilyDescriptor;
-import io.prometheus.metrics.model.snapshots.MetricMetadata;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A counter family for counts on the request path: each thread counts a series in its own cells
@@ -21,58 +14,24 @@ import java.util.concurrent.ConcurrentHashMap;
  * this one's exposition is the same as that {@link Counter}'s (name, help, label names, values and
  * created times), whose metadata it takes. Thread-safe.
  */
-final class PerThreadCounter implements Collector {
-
-  private final Counter template; // never registered: the family's metadata
-  private final String[] labelNames;
-  private final Map<List<String>, Series> series = new ConcurrentHashMap<>();
+final class PerThreadCounter extends PerThreadFamily<PerThreadCounter.Series> {
 
   PerThreadCounter(String name, String help, String... labelNames) {
-    this.template = Counter.builder().name(name).help(help).labelNames(labelNames).build();
-    this.labelNames = labelNames.clone();
+    super(Counter.builder().name(name).help(help).labelNames(labelNames).build(), labelNames);
   }
 
-  /** The series of these label values (made on first call, and from then on in the exposition). */
-  Series labelValues(String... values) {
-    if (values.length != labelNames.length) {
-      throw new IllegalArgumentException(
-          template.getPrometheusName() + ": " + values.length + " label values for " + labelNames.length + " names");
-    }
-    return series.computeIfAbsent(List.of(values), v -> new Series(Labels.EMPTY.merge(labelNames, values)));
+  @Override
+  Series newSeries(Labels labels) {
+    return new Series(labels);
   }
 
   @Override
   public CounterSnapshot collect() {
-    List<CounterDataPointSnapshot> points = new ArrayList<>(series.size());
-    for (Series s : series.values()) {
+    List<CounterDataPointSnapshot> points = new ArrayList<>();
+    for (Series s : allSeries()) {
       points.add(new CounterDataPointSnapshot(s.get(), s.labels, null, s.createdMillis));
     }
-    return new CounterSnapshot(template.getMetadata(), points);
-  }
-
-  @Override
-  public String getPrometheusName() {
-    return template.getPrometheusName();
-  }
-
-  @Override
-  public MetricType getMetricType() {
-    return template.getMetricType();
-  }
-
-  @Override
-  public Set<String> getLabelNames() {
-    return template.getLabelNames();
-  }
-
-  @Override
-  public MetricMetadata getMetadata() {
-    return template.getMetadata();
-  }
-
-  @Override
-  public MetricFamilyDescriptor getMetricFamilyDescriptor() {
-    return template.getMetricFamilyDescriptor();
+    return new CounterSnapshot(getMetadata(), points);
   }
 
   /** One series of the family. */

@@ -1,20 +1,13 @@
 package dev.portage.proxy.mesh;
 
 import io.prometheus.metrics.core.metrics.Histogram;
-import io.prometheus.metrics.model.registry.Collector;
-import io.prometheus.metrics.model.registry.MetricType;
 import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
 import io.prometheus.metrics.model.snapshots.Exemplars;
 import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
 import io.prometheus.metrics.model.snapshots.HistogramSnapshot.HistogramDataPointSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
-import io.prometheus.metrics.model.snapshots.MetricFamilyDescriptor;
-import io.prometheus.metrics.model.snapshots.MetricMetadata;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A classic-only histogram family for observations on the request path: each thread keeps its own
@@ -23,17 +16,17 @@ import java.util.concurrent.ConcurrentHashMap;
  * that of the classic-only {@link Histogram} the builder describes (name, help, label names, bucket
  * bounds, counts, sum, created times), whose metadata and bounds it takes. Thread-safe.
  */
-final class PerThreadHistogram implements Collector {
+final class PerThreadHistogram extends PerThreadFamily<PerThreadHistogram.Series> {
 
-  private final Histogram template; // never registered: the family's metadata and bucket bounds
-  private final String[] labelNames;
   private final double[] upperBounds; // the last is +Inf
-  private final Map<List<String>, Series> series = new ConcurrentHashMap<>();
 
   /** @param builder a classic-only histogram's name, help, label names and buckets; not built yet */
   PerThreadHistogram(Histogram.Builder builder, String... labelNames) {
-    this.template = builder.labelNames(labelNames).classicOnly().build();
-    this.labelNames = labelNames.clone();
+    this(builder.labelNames(labelNames).classicOnly().build(), labelNames);
+  }
+
+  private PerThreadHistogram(Histogram template, String[] labelNames) {
+    super(template, labelNames);
     // The bounds as the histogram itself has them (+Inf added, configuration applied).
     template.labelValues(labelNames); // a throwaway series to read them back from
     ClassicHistogramBuckets b = template.collect().getDataPoints().get(0).getClassicBuckets();
@@ -43,48 +36,18 @@ final class PerThreadHistogram implements Collector {
     }
   }
 
-  /** The series of these label values (made on first call, and from then on in the exposition). */
-  Series labelValues(String... values) {
-    if (values.length != labelNames.length) {
-      throw new IllegalArgumentException(
-          template.getPrometheusName() + ": " + values.length + " label values for " + labelNames.length + " names");
-    }
-    return series.computeIfAbsent(
-        List.of(values), v -> new Series(Labels.EMPTY.merge(labelNames, values), upperBounds));
+  @Override
+  Series newSeries(Labels labels) {
+    return new Series(labels, upperBounds);
   }
 
   @Override
   public HistogramSnapshot collect() {
-    List<HistogramDataPointSnapshot> points = new ArrayList<>(series.size());
-    for (Series s : series.values()) {
+    List<HistogramDataPointSnapshot> points = new ArrayList<>();
+    for (Series s : allSeries()) {
       points.add(s.snapshot());
     }
-    return new HistogramSnapshot(template.getMetadata(), points);
-  }
-
-  @Override
-  public String getPrometheusName() {
-    return template.getPrometheusName();
-  }
-
-  @Override
-  public MetricType getMetricType() {
-    return template.getMetricType();
-  }
-
-  @Override
-  public Set<String> getLabelNames() {
-    return template.getLabelNames();
-  }
-
-  @Override
-  public MetricMetadata getMetadata() {
-    return template.getMetadata();
-  }
-
-  @Override
-  public MetricFamilyDescriptor getMetricFamilyDescriptor() {
-    return template.getMetricFamilyDescriptor();
+    return new HistogramSnapshot(getMetadata(), points);
   }
 
   /** One series of the family: slots 0..n-1 count the buckets, slot n holds the sum's bits. */
