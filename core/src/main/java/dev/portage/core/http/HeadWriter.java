@@ -103,12 +103,7 @@ final class HeadWriter {
       while (it.hasNext()) {
         Map.Entry<CharSequence, CharSequence> header = it.next();
         text(header.getKey());
-        if (pos + 2 > a.length) {
-          flush();
-        }
-        a[pos] = ':';
-        a[pos + 1] = ' ';
-        pos += 2;
+        put((byte) ':', (byte) ' ');
         text(header.getValue());
         crlf();
       }
@@ -140,10 +135,7 @@ final class HeadWriter {
     space();
     String uri = request.uri();
     if (uri.isEmpty()) {
-      if (pos + 1 > a.length) {
-        flush();
-      }
-      a[pos++] = '/';
+      put((byte) '/');
     } else {
       // Netty's encoder completes an absolute-form target without a path: http://host?q is sent as
       // http://host/?q and http://host as http://host/.
@@ -230,18 +222,26 @@ final class HeadWriter {
   }
 
   private void space() {
-    if (pos + 1 > a.length) {
-      flush();
-    }
-    a[pos++] = ' ';
+    put((byte) ' ');
   }
 
   private void crlf() {
+    put((byte) '\r', (byte) '\n');
+  }
+
+  private void put(byte b) {
+    if (pos + 1 > a.length) {
+      flush();
+    }
+    a[pos++] = b;
+  }
+
+  private void put(byte b1, byte b2) {
     if (pos + 2 > a.length) {
       flush();
     }
-    a[pos] = '\r';
-    a[pos + 1] = '\n';
+    a[pos] = b1;
+    a[pos + 1] = b2;
     pos += 2;
   }
 
