@@ -392,7 +392,9 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
 
   private void sendUnreleased(DirectPacket d) {
     Packet p = d.packet();
-    if (state == State.CLOSED) {
+    if (state == State.CLOSED || call.isCancelled()) {
+      // A cancelled call's frames may be dropped by grpc-java's write path without being released
+      // (a leaked buffer); the onCancel callback that closes this stream may still be queued here.
       return;
     }
     long start = ticker.nanoTime();
