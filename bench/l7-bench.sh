@@ -24,7 +24,8 @@
 #                                # $tmp as well: CPU and allocation samples; adds overhead),
 #                                # CSV_DIR=<dir> (writes l7-*.csv for the plot tool there),
 #                                # PERF_STAT=1 (perf stat of every proxy's syscalls, context switches
-#                                # and migrations during each measured run, into $tmp/perf-*.txt),
+#                                # and migrations, and its user/system CPU ticks, during each measured
+#                                # run, into $tmp/perf-*.txt and $tmp/perf.txt),
 #                                # JAVA_OPTS_EXTRA (more JVM options for the Portage JVMs)
 # Prints markdown tables with ratios against nginx at its defaults.
 set -euo pipefail
@@ -197,6 +198,15 @@ cputicks() {
   echo "$t"
 }
 HZ=$(getconf CLK_TCK)
+# cpusplit PID -> "user system" clock ticks of PID and its children (for PERF_STAT)
+cpusplit() {
+  local u=0 s=0 p
+  for p in "$1" $(pgrep -P "$1" || true); do
+    read -r pu ps < <(awk '{print $14, $15}' "/proc/$p/stat" 2>/dev/null || echo 0 0)
+    u=$((u + pu)); s=$((s + ps))
+  done
+  echo "$u $s"
+}
 
 # Portage JVM warm-up (nginx and HAProxy need none; everyone still gets WARMUP before each run).
 if (( PORTAGE_WARMUP > 0 )); then
@@ -218,14 +228,15 @@ measure() {
   p0=$(cputicks "$pid"); o0=$(cputicks "${PID[origin]}"); t0=$(date +%s.%N)
   if [[ -n ${PERF_STAT:-} ]]; then
     local all; all=$(echo "$pid" $(pgrep -P "$pid" || true) | tr ' ' ,)
-    perf stat -e raw_syscalls:sys_enter,context-switches,cpu-migrations -p "$all" -o "$tmp/perf-$proxy-$path-$conns.txt" \
+    read -r u0 s0 < <(cpusplit "$pid")
+    perf stat -e raw_syscalls:sys_enter,context-switches,cpu-migrations,page-faults -p "$all" -o "$tmp/perf-$proxy-$path-$conns.txt" \
       -- sleep "$DURATION" >/dev/null 2>&1 &
     perf_pid=$!
   fi
   # wrk in a subshell whose `times` reports the CPU of its child (wrk) on the last line
   out=$( (wrk "${args[@]}" -d"${DURATION}s" "$url"; times) )
   t1=$(date +%s.%N); p1=$(cputicks "$pid"); o1=$(cputicks "${PID[origin]}")
-  [[ -n ${PERF_STAT:-} ]] && wait "$perf_pid" && echo "$proxy $path $conns $(grep -o '[0-9,]* *\(raw_syscalls:sys_enter\|context-switches\|cpu-migrations\)' "$tmp/perf-$proxy-$path-$conns.txt" | tr -d , | awk '{printf "%s=%s ", $2, $1}') requests=$(grep -o '[0-9]* requests in' <<<"$out" | cut -d' ' -f1)" >>"$tmp/perf.txt"
+  [[ -n ${PERF_STAT:-} ]] && wait "$perf_pid" && echo "$proxy $path $conns $(grep -o '[0-9,]* *\(raw_syscalls:sys_enter\|context-switches\|cpu-migrations\|page-faults\)' "$tmp/perf-$proxy-$path-$conns.txt" | tr -d , | awk '{printf "%s=%s ", $2, $1}') requests=$(grep -o '[0-9]* requests in' <<<"$out" | cut -d' ' -f1) $(read -r u1 s1 < <(cpusplit "$pid"); echo "user_ticks=$((u1 - u0)) system_ticks=$((s1 - s0))")" >>"$tmp/perf.txt"
   printf '## %s %s -c%s\n%s\n' "$proxy" "$path" "$conns" "$out" >>"$tmp/wrk.log"
   if grep -q "Non-2xx\|Socket errors" <<<"$out"; then echo "errors on $proxy $path -c$conns: $(grep 'Non-2xx\|Socket errors' <<<"$out")" >&2; fi
   python3 - "$out" "$proxy" "$path" "$conns" "$((p1 - p0))" "$((o1 - o0))" "$HZ" "$t0" "$t1" "$round" >>"$tmp/results" <<'PY'
