@@ -50,12 +50,17 @@ final class ExchangeSlot extends ChannelInboundHandlerAdapter {
     passThrough = true;
   }
 
-  /** Ends the current exchange; later events reach the idle guard. On the event loop. */
-  void detach() {
+  /**
+   * Ends the current exchange; later events reach the idle guard. On the event loop.
+   *
+   * @return whether it was passing events through (a reader in the pipeline may need removing)
+   */
+  boolean detach() {
+    boolean passedThrough = passThrough;
     passThrough = false;
     ChannelInboundHandler r = reader;
     if (r == null) {
-      return;
+      return passedThrough;
     }
     reader = null;
     try {
@@ -63,6 +68,7 @@ final class ExchangeSlot extends ChannelInboundHandlerAdapter {
     } catch (Exception e) {
       ctx.fireExceptionCaught(e);
     }
+    return false;
   }
 
   @Override

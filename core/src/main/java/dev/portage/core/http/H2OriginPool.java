@@ -81,10 +81,7 @@ final class H2OriginPool implements HttpClientPool.OriginPool {
                     }
                     Http2StreamChannel stream = (Http2StreamChannel) f.getNow();
                     stream.closeFuture().addListener(c -> streamEnded());
-                    result.complete(
-                        new HttpStream(
-                            stream, HttpProtocol.H2C, origin, onEstablished,
-                            (s, reusable) -> s.channel().close(), null));
+                    result.complete(new HttpStream(new Stream(stream, origin), onEstablished));
                   });
         });
     return result;
@@ -151,6 +148,11 @@ final class H2OriginPool implements HttpClientPool.OriginPool {
   }
 
   @Override
+  public HttpStream leaseIdle(EventLoop loop) {
+    return null; // every lease opens a stream
+  }
+
+  @Override
   public int idle() {
     return 0;
   }
@@ -188,6 +190,18 @@ final class H2OriginPool implements HttpClientPool.OriginPool {
     }
     if (conn != null) {
       conn.thenAccept(Channel::close);
+    }
+  }
+
+  /** One HTTP/2 stream, closed when its lease ends. */
+  private static final class Stream extends OriginChannel {
+    Stream(Http2StreamChannel stream, InetSocketAddress origin) {
+      super(stream, HttpProtocol.H2C, origin, null);
+    }
+
+    @Override
+    void end(HttpStream lease, boolean reusable) {
+      channel.close();
     }
   }
 

@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * registered on; at most {@code maxIdlePerOrigin} kept idle, each closed after {@code idleTimeout}
  * unused) and one multiplexed h2c connection per origin (replaced when it closes or goes away,
  * closed after {@code idleTimeout} without streams). Every connection has {@code TCP_NODELAY} set.
- * Idle expiry runs on the injected scheduler. Thread-safe.
+ * Idle expiry is started by the injected scheduler; HTTP/1.1 connections expire on their own event
+ * loop. Thread-safe.
  *
  * <table>
  *   <caption>Defaults</caption>
@@ -100,14 +101,39 @@ public final class HttpClientPool implements AutoCloseable {
     if (closed) {
       return CompletableFuture.failedFuture(new IllegalStateException("HTTP client pool is closed"));
     }
+    return pool(origin, protocol, true).acquire(loop);
+  }
+
+  /**
+   * Leases an idle HTTP/1.1 connection to {@code origin} registered on {@code loop} at once, or
+   * returns null: when there is none, when the caller is not on {@code loop}, for h2c, or when the
+   * pool is closed. The cheap path of a proxied exchange on its own loop (no future, no task); call
+   * {@link #acquire} when it returns null.
+   */
+  public HttpStream leaseIdle(InetSocketAddress origin, HttpProtocol protocol, EventLoop loop) {
+    Objects.requireNonNull(origin, "origin");
+    Objects.requireNonNull(protocol, "protocol");
+    Objects.requireNonNull(loop, "loop");
+    if (closed || protocol != HttpProtocol.HTTP_1_1) {
+      return null;
+    }
+    OriginPool pool = pool(origin, protocol, false);
+    return pool == null ? null : pool.leaseIdle(loop);
+  }
+
+  /** The origin's pool, made when {@code create} (else null when there is none). */
+  private OriginPool pool(InetSocketAddress origin, HttpProtocol protocol, boolean create) {
     for (Recent r : recent) {
       if (r.address == origin && r.protocol == protocol) {
-        return r.pool.acquire(loop);
+        return r.pool;
       }
     }
     OriginKey key = new OriginKey(origin, protocol);
     OriginPool pool = origins.get(key); // no capturing lambda per request when the pool exists
     if (pool == null) {
+      if (!create) {
+        return null;
+      }
       pool =
           origins.computeIfAbsent(
               key,
@@ -119,7 +145,7 @@ public final class HttpClientPool implements AutoCloseable {
     if (!remembered(key)) {
       remember(key, pool);
     }
-    return pool.acquire(loop);
+    return pool;
   }
 
   /** Whether an address equal to the key's is remembered (a caller that makes a new one each time). */
@@ -227,6 +253,9 @@ public final class HttpClientPool implements AutoCloseable {
   /** The connections to one origin. */
   interface OriginPool {
     CompletableFuture<HttpStream> acquire(EventLoop loop);
+
+    /** An idle connection on {@code loop} leased now, or null; the caller must be on the loop. */
+    HttpStream leaseIdle(EventLoop loop);
 
     int idle();
 

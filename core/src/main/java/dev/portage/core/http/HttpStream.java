@@ -3,9 +3,10 @@ package dev.portage.core.http;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInboundHandler;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.net.InetSocketAddress;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One request/response exchange leased from an {@link HttpClientPool}: an HTTP/1.1 connection or an
@@ -22,42 +23,39 @@ public final class HttpStream {
   /** The name of a reader added to the pipeline. */
   static final String READER_NAME = "portage-exchange-reader";
 
-  private final Channel channel;
-  private final HttpProtocol protocol;
-  private final InetSocketAddress origin;
-  private final boolean reused;
-  private final Releaser releaser;
-  private final ExchangeSlot slot; // null: the reader is added to the pipeline (HTTP/2 streams)
-  private final AtomicBoolean ended = new AtomicBoolean();
+  private static final VarHandle ENDED;
 
-  /** What the pool does when a lease ends. */
-  interface Releaser {
-    void end(HttpStream stream, boolean reusable);
+  static {
+    try {
+      ENDED = MethodHandles.lookup().findVarHandle(HttpStream.class, "ended", boolean.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
   }
 
-  HttpStream(
-      Channel channel, HttpProtocol protocol, InetSocketAddress origin, boolean reused,
-      Releaser releaser, ExchangeSlot slot) {
-    this.channel = channel;
-    this.protocol = protocol;
-    this.origin = origin;
+  // A handle per lease, kept small (the channel's state lives in the OriginChannel): a handle kept
+  // after its end must never end a later lease of the same connection, so it cannot be shared.
+  private final OriginChannel conn;
+  private final boolean reused;
+  private volatile boolean ended; // through ENDED: no AtomicBoolean per lease
+
+  HttpStream(OriginChannel conn, boolean reused) {
+    this.conn = conn;
     this.reused = reused;
-    this.releaser = releaser;
-    this.slot = slot;
   }
 
   /** The channel of this exchange; see the class comment for what it carries. */
   public Channel channel() {
-    return channel;
+    return conn.channel;
   }
 
   public HttpProtocol protocol() {
-    return protocol;
+    return conn.protocol;
   }
 
   /** The endpoint this stream is connected to. */
   public InetSocketAddress origin() {
-    return origin;
+    return conn.origin;
   }
 
   /**
@@ -77,15 +75,20 @@ public final class HttpStream {
    */
   public HttpStream attach(ChannelHandler handler) {
     Objects.requireNonNull(handler, "handler");
-    if (slot == null) {
+    Channel channel = conn.channel;
+    if (conn.slot == null) {
       channel.pipeline().addLast(READER_NAME, handler);
-      return this;
+    } else if (channel.eventLoop().inEventLoop()) {
+      passThrough(handler);
+    } else {
+      channel.eventLoop().execute(() -> passThrough(handler));
     }
-    LoopExecutor.run(channel.eventLoop(), () -> {
-      slot.passThrough();
-      channel.pipeline().addLast(READER_NAME, handler);
-    });
     return this;
+  }
+
+  private void passThrough(ChannelHandler handler) {
+    conn.slot.passThrough();
+    conn.channel.pipeline().addLast(READER_NAME, handler);
   }
 
   /**
@@ -97,27 +100,22 @@ public final class HttpStream {
    */
   public HttpStream attachReader(ChannelInboundHandler reader) {
     Objects.requireNonNull(reader, "reader");
-    if (slot == null) {
+    Channel channel = conn.channel;
+    if (conn.slot == null) {
       channel.pipeline().addLast(READER_NAME, reader);
-      return this;
+    } else if (channel.eventLoop().inEventLoop()) {
+      setReader(reader); // the caller's own loop (a proxied exchange): no task, no lambda
+    } else {
+      channel.eventLoop().execute(() -> setReader(reader));
     }
-    LoopExecutor.run(channel.eventLoop(), () -> {
-      try {
-        slot.attach(reader);
-      } catch (Exception e) {
-        channel.pipeline().fireExceptionCaught(e);
-      }
-    });
     return this;
   }
 
-  /** Takes the reader away from a pooled connection; on the event loop. */
-  void detach() {
-    if (slot != null) {
-      if (channel.pipeline().get(READER_NAME) != null) {
-        channel.pipeline().remove(READER_NAME);
-      }
-      slot.detach();
+  private void setReader(ChannelInboundHandler reader) {
+    try {
+      conn.slot.attach(reader);
+    } catch (Exception e) {
+      conn.channel.pipeline().fireExceptionCaught(e);
     }
   }
 
@@ -130,8 +128,8 @@ public final class HttpStream {
    *     delimited by the connection closing
    */
   public void release(boolean reusable) {
-    if (ended.compareAndSet(false, true)) {
-      releaser.end(this, reusable && channel.isActive());
+    if (ENDED.compareAndSet(this, false, true)) {
+      conn.end(this, reusable && conn.channel.isActive());
     }
   }
 
@@ -142,19 +140,20 @@ public final class HttpStream {
 
   /** Ends the lease mid-exchange: closes the HTTP/1.1 connection or resets the HTTP/2 stream. */
   public void abort() {
-    if (ended.compareAndSet(false, true)) {
-      channel.close();
-      releaser.end(this, false);
+    if (ENDED.compareAndSet(this, false, true)) {
+      conn.channel.close();
+      conn.end(this, false);
     }
   }
 
   /** Whether the lease has ended. */
   public boolean isEnded() {
-    return ended.get();
+    return ended;
   }
 
   @Override
   public String toString() {
-    return "HttpStream{" + protocol + " " + origin + " " + channel.id().asShortText() + '}';
+    return "HttpStream{" + conn.protocol + " " + conn.origin + " "
+        + conn.channel.id().asShortText() + '}';
   }
 }

@@ -30,6 +30,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -234,6 +235,112 @@ class HttpClientPoolTest {
   }
 
   @Test
+  void leaseIdleOnTheCallersLoopTakesItsIdleConnectionAtOnce() throws Exception {
+    assertThat(onLoop(loopA, () -> pool.leaseIdle(address, HttpProtocol.HTTP_1_1, loopA))).isNull();
+    HttpStream first = acquire(loopA);
+    assertThat(exchange(first, "/one", true)).isEqualTo("hello /one");
+    first.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 1);
+
+    // Only the loop's own thread takes from its idle connections, and only its own.
+    assertThat(pool.leaseIdle(address, HttpProtocol.HTTP_1_1, loopA)).isNull();
+    assertThat(onLoop(loopB, () -> pool.leaseIdle(address, HttpProtocol.HTTP_1_1, loopB))).isNull();
+    assertThat(onLoop(loopA, () -> pool.leaseIdle(address, HttpProtocol.H2C, loopA))).isNull();
+    assertThat(pool.idleConnections()).isEqualTo(1);
+
+    HttpStream second =
+        onLoop(loopA, () -> pool.leaseIdle(address, HttpProtocol.HTTP_1_1, loopA));
+    assertThat(second).isNotNull();
+    assertThat(second.isReused()).isTrue();
+    assertThat(second.channel()).isSameAs(first.channel());
+    assertThat(pool.idleConnections()).isZero();
+    assertThat(exchange(second, "/two", true)).isEqualTo("hello /two");
+    second.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 1);
+    assertThat(pool.openConnections()).isEqualTo(1);
+
+    pool.close();
+    assertThat(onLoop(loopA, () -> pool.leaseIdle(address, HttpProtocol.HTTP_1_1, loopA))).isNull();
+  }
+
+  @Test
+  void aHandleKeptAfterItsEndCannotEndTheNextLeaseOfItsConnection() throws Exception {
+    HttpStream stale = acquire(loopA);
+    assertThat(exchange(stale, "/one", true)).isEqualTo("hello /one");
+    stale.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 1);
+    HttpStream current = acquire(loopA);
+    assertThat(current.channel()).isSameAs(stale.channel());
+
+    stale.release();
+    stale.abort();
+    onLoop(loopA, () -> null); // whatever the stale calls queued on the loop has run
+
+    assertThat(current.isEnded()).isFalse();
+    assertThat(current.channel().isActive()).isTrue();
+    assertThat(pool.idleConnections()).isZero();
+    assertThat(exchange(current, "/two", true)).isEqualTo("hello /two");
+    current.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 1);
+    assertThat(pool.openConnections()).isEqualTo(1);
+  }
+
+  @Test
+  void idleLimitHoldsOverAllLoopsAndMovesToTheLoopThatNeedsIt() throws Exception {
+    pool.close();
+    pool = HttpClientPool.builder(group, clock.timeSource()).maxIdlePerOrigin(1).build();
+    HttpStream a = acquire(loopA);
+    HttpStream b = acquire(loopB);
+    exchange(a, "/a", true);
+    exchange(b, "/b", true);
+    a.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 1);
+    b.release(); // loop A keeps the one idle place
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.openConnections() == 1);
+    assertThat(pool.idleConnections()).isEqualTo(1);
+
+    // Loop A's next lease hands the place it no longer uses to B, which ran short: B keeps its
+    // next connection, and A, short now, closes its own at release.
+    HttpStream a2 = acquire(loopA);
+    assertThat(a2.channel()).isSameAs(a.channel());
+    HttpStream b2 = acquire(loopB);
+    exchange(b2, "/b2", true);
+    b2.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.idleConnections() == 1);
+    assertThat(pool.openConnections()).isEqualTo(2);
+    exchange(a2, "/a2", true);
+    a2.release();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.openConnections() == 1);
+    assertThat(pool.idleConnections()).isEqualTo(1);
+    assertThat(a2.channel().isActive()).isFalse();
+    assertThat(onLoop(loopA, () -> pool.leaseIdle(address, HttpProtocol.HTTP_1_1, loopA))).isNull();
+    HttpStream b3 = onLoop(loopB, () -> pool.leaseIdle(address, HttpProtocol.HTTP_1_1, loopB));
+    assertThat(b3.channel()).isSameAs(b2.channel());
+    b3.release();
+  }
+
+  @Test
+  void everyMapOfLiveConnectionsEmptiesAfterManyCycles() throws Exception {
+    for (int i = 0; i < 1_000; i++) {
+      HttpStream s = acquire(i % 2 == 0 ? loopA : loopB);
+      switch (i % 3) {
+        case 0 -> s.abort();
+        case 1 -> s.release(false);
+        default -> s.release(); // kept idle, reused by a later cycle on its loop
+      }
+    }
+    await().atMost(Duration.ofSeconds(10))
+        .until(() -> pool.openConnections() == pool.idleConnections());
+    assertThat(pool.idleConnections()).isBetween(1, 2);
+
+    clock.advance(Duration.ofSeconds(61));
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.openConnections() == 0);
+    pool.sweep();
+    assertThat(pool.idleConnections()).isZero();
+    assertThat(pool.origins()).isZero();
+  }
+
+  @Test
   void closedPoolRefusesLeases() {
     pool.close();
     assertThat(pool.acquire(address, HttpProtocol.HTTP_1_1, loopA))
@@ -251,6 +358,11 @@ class HttpClientPoolTest {
         .hasMessage("idleTimeout: PT0S (expected: > 0)");
     assertThatThrownBy(() -> b.connectTimeout(Duration.ofSeconds(-1)))
         .hasMessage("connectTimeout: PT-1S (expected: > 0)");
+  }
+
+  /** Runs {@code task} on {@code loop} (as a proxied exchange does) and returns its result. */
+  private static <T> T onLoop(EventLoop loop, Callable<T> task) throws Exception {
+    return loop.submit(task).get(10, TimeUnit.SECONDS);
   }
 
   private HttpStream acquire(EventLoop loop) throws Exception {

@@ -146,14 +146,15 @@ public final class RemoteProxy {
       tee = new ResponseTee(info, cacher, cacheWriter, MAX_CACHED_BODY, uncached, backlog, accept);
     }
     ResponseTee cacheTee = tee;
-    CompletableFuture<HttpStream> leased =
-        pool.acquire(server.address(), HttpProtocol.HTTP_1_1, inbound.eventLoop());
-    if (leased.isDone() && !leased.isCompletedExceptionally()) {
-      // An idle keep-alive connection (nearly every request): no callback object, no stage.
-      begin(leased.join(), null, info, out, inbound, keepAlive, upgrade, pick, cacheTee, start,
+    HttpStream idle = pool.leaseIdle(server.address(), HttpProtocol.HTTP_1_1, inbound.eventLoop());
+    if (idle != null) {
+      // An idle keep-alive connection (nearly every request): no future, no callback object.
+      begin(idle, null, info, out, inbound, keepAlive, upgrade, pick, cacheTee, start,
           onResponse, fallback);
       return;
     }
+    CompletableFuture<HttpStream> leased =
+        pool.acquire(server.address(), HttpProtocol.HTTP_1_1, inbound.eventLoop());
     leased.whenComplete((stream, error) -> begin(stream, error, info, out, inbound, keepAlive,
         upgrade, pick, cacheTee, start, onResponse, fallback));
   }

@@ -76,9 +76,14 @@ final class EndpointDispatch {
   }
 
   private void attempt(ProxyRequest r, InetSocketAddress endpoint, Exchange exchange, boolean mayResend) {
+    HttpStream idle = pool.leaseIdle(endpoint, r.protocol, r.loop);
+    if (idle != null) {
+      // An idle pooled connection: no future, no stage to wait on.
+      new Attempt(r, endpoint, exchange, mayResend).send(idle);
+      return;
+    }
     CompletableFuture<HttpStream> leased = pool.acquire(endpoint, r.protocol, r.loop);
     if (leased.state() == Future.State.SUCCESS) {
-      // An idle pooled connection: no stage to wait on.
       new Attempt(r, endpoint, exchange, mayResend).send(leased.resultNow());
       return;
     }
