@@ -18,6 +18,7 @@ import dev.portage.hub.cache.ResponseCacher;
 import dev.portage.hub.codec.KubeCodec;
 import dev.portage.hub.codec.KubeTypes;
 import dev.portage.hub.local.LocalProxy;
+import dev.portage.hub.proxy.RequestInfoCache;
 import dev.portage.hub.remote.ApiServer;
 import dev.portage.hub.remote.RemoteProxy;
 import dev.portage.hub.remote.Upstreams;
@@ -75,6 +76,7 @@ public final class EdgeHub implements AutoCloseable {
   private final PrometheusRegistry registry;
   private final ObjectMapper json = new ObjectMapper();
   private final AtomicInteger inFlight = new AtomicInteger();
+  private final RequestInfoCache requestInfos = new RequestInfoCache();
   private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
   private final List<Channel> listeners = new ArrayList<>();
   private volatile String bootstrapToken;
@@ -233,8 +235,8 @@ public final class EdgeHub implements AutoCloseable {
                 .addLast("http", new ServerHttpCodec())
                 .addLast("bodiless", new BodilessRequests())
                 .addLast("aggregator", new HttpObjectAggregator(MAX_REQUEST_BYTES))
-                .addLast("hub", new HubProxyHandler(upstreams, remote, local, metrics, inFlight,
-                    config.maxRequestsInFlight()));
+                .addLast("hub", new HubProxyHandler(upstreams, remote, local, metrics,
+                    requestInfos, inFlight, config.maxRequestsInFlight()));
           }
         })
         .bind(config.proxyBindAddress(), port)

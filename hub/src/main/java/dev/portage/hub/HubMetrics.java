@@ -31,10 +31,12 @@ final class HubMetrics {
         .name(PREFIX + "requests_total")
         .help("Requests proxied or answered by the hub, by verb, resource and HTTP code.")
         .labelNames("verb", "resource", "code")
+        .withoutExemplars() // no trace context here; the sampler cost more than the count itself
         .register(registry);
     rejected = Counter.builder()
         .name(PREFIX + "rejected_requests_total")
         .help("Requests refused with 429 because --max-requests-in-flight was reached.")
+        .withoutExemplars()
         .register(registry);
     GaugeWithCallback.builder()
         .name(PREFIX + "upstream_healthy")

@@ -4,7 +4,7 @@ import dev.portage.core.balance.Pick;
 import dev.portage.hub.local.LocalProxy;
 import dev.portage.hub.proxy.HttpResponses;
 import dev.portage.hub.proxy.RequestInfo;
-import dev.portage.hub.proxy.RequestInfoResolver;
+import dev.portage.hub.proxy.RequestInfoCache;
 import dev.portage.hub.remote.ApiServer;
 import dev.portage.hub.remote.RemoteProxy;
 import dev.portage.hub.remote.Upstreams;
@@ -50,6 +50,7 @@ final class HubProxyHandler extends ChannelDuplexHandler {
   private final LocalProxy local;
   private final HubMetrics metrics;
   private final HubMetrics.RequestCounter counter;
+  private final RequestInfoCache.Connection requests;
   private final AtomicInteger inFlight;
   private final int maxInFlight;
 
@@ -57,12 +58,13 @@ final class HubProxyHandler extends ChannelDuplexHandler {
   private boolean counted; // event loop only
 
   HubProxyHandler(Upstreams upstreams, RemoteProxy remote, LocalProxy local, HubMetrics metrics,
-      AtomicInteger inFlight, int maxInFlight) {
+      RequestInfoCache requests, AtomicInteger inFlight, int maxInFlight) {
     this.upstreams = upstreams;
     this.remote = remote;
     this.local = local;
     this.metrics = metrics;
     this.counter = metrics.requestCounter();
+    this.requests = requests.connection();
     this.inFlight = inFlight;
     this.maxInFlight = maxInFlight;
   }
@@ -80,7 +82,7 @@ final class HubProxyHandler extends ChannelDuplexHandler {
           HttpResponses.status(400, "BadRequest", "hub: malformed HTTP request"), false);
       return;
     }
-    RequestInfo info = RequestInfoResolver.resolve(
+    RequestInfo info = requests.resolve(
         request.method().name(), request.uri(), request.headers().get(HttpHeaderNames.USER_AGENT));
     boolean upgrade = RemoteProxy.isUpgrade(request);
     boolean longRunning =

@@ -3,8 +3,10 @@ package dev.portage.hub.remote;
 import io.netty.channel.Channel;
 import io.netty.util.Attribute;
 import io.netty.util.AttributeKey;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -12,7 +14,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * channel. The connection gets one close listener, which ends whatever is still running when the
  * client goes away (a cancelled watch); an exchange leaves the set when it finishes. So a
  * long-lived keep-alive client — a kubelet — holds nothing of the exchanges it has already had
- * answered. Touched from the client's and the upstreams' event loops.
+ * answered. An HTTP/1.1 client has one exchange at a time: it takes a field, not a set entry (a
+ * node per request). Touched from the client's and the upstreams' event loops, under the object's
+ * lock (never contended for long: no call out is made while holding it).
  */
 final class ClientExchanges {
 
@@ -21,7 +25,8 @@ final class ClientExchanges {
 
   private final Channel client;
   private final AtomicInteger hubWide;
-  private final Set<UpstreamExchange> running = ConcurrentHashMap.newKeySet();
+  private UpstreamExchange only; // guarded by this: the one running, or the first of several
+  private Set<UpstreamExchange> more; // guarded by this: the others (null until needed)
 
   private ClientExchanges(Channel client, AtomicInteger hubWide) {
     this.client = client;
@@ -45,12 +50,12 @@ final class ClientExchanges {
   }
 
   /** Exchanges running for this client now. */
-  int size() {
-    return running.size();
+  synchronized int size() {
+    return (only == null ? 0 : 1) + (more == null ? 0 : more.size());
   }
 
   void add(UpstreamExchange exchange) {
-    if (running.add(exchange)) {
+    if (addRunning(exchange)) {
       hubWide.incrementAndGet();
     }
     // The close listener may have run already (the client left while the upstream was leased).
@@ -60,13 +65,46 @@ final class ClientExchanges {
   }
 
   void remove(UpstreamExchange exchange) {
-    if (running.remove(exchange)) {
+    if (removeRunning(exchange)) {
       hubWide.decrementAndGet();
     }
   }
 
+  private synchronized boolean addRunning(UpstreamExchange exchange) {
+    if (only == exchange) {
+      return false;
+    }
+    if (only == null && (more == null || !more.contains(exchange))) {
+      only = exchange;
+      return true;
+    }
+    if (more == null) {
+      more = new HashSet<>();
+    }
+    return more.add(exchange);
+  }
+
+  private synchronized boolean removeRunning(UpstreamExchange exchange) {
+    if (only == exchange) {
+      only = null;
+      return true;
+    }
+    return more != null && more.remove(exchange);
+  }
+
+  private synchronized List<UpstreamExchange> running() {
+    List<UpstreamExchange> all = new ArrayList<>(size());
+    if (only != null) {
+      all.add(only);
+    }
+    if (more != null) {
+      all.addAll(more);
+    }
+    return all;
+  }
+
   private void clientGone() {
-    for (UpstreamExchange exchange : running) {
+    for (UpstreamExchange exchange : running()) {
       exchange.clientGone();
     }
   }

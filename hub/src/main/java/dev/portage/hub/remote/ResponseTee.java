@@ -142,8 +142,7 @@ final class ResponseTee {
     if (content.hasArray()) {
       crc.update(content.array(), content.arrayOffset() + from, n);
     } else if (content.nioBufferCount() == 1) {
-      // The buffer's own NIO view (no duplicate per read); set up afresh by every call.
-      crc.update(content.internalNioBuffer(from, n));
+      crc.update(nioView(content, from, n));
     } else {
       for (ByteBuffer b : content.nioBuffers(from, n)) {
         crc.update(b);
@@ -162,6 +161,24 @@ final class ResponseTee {
       more.add(new Part(content.retain(), from, n));
     }
     size += n;
+  }
+
+  /**
+   * Bytes {@code [from, from + n)} of a single-buffer {@code content} as an NIO buffer, without a new
+   * one per read: a buffer's own view (set up afresh by every call), and for a slice of a pooled
+   * buffer (how the codec hands a body on) the parent's own view at the slice's offset, as a slice's
+   * view would be a fresh duplicate.
+   */
+  static ByteBuffer nioView(ByteBuf content, int from, int n) {
+    ByteBuf root = content.unwrap();
+    if (root != null && root.unwrap() == null && content.hasMemoryAddress()
+        && root.hasMemoryAddress() && root.nioBufferCount() == 1) {
+      long at = content.memoryAddress() - root.memoryAddress() + from;
+      if (at >= 0 && at + n <= root.capacity()) {
+        return root.internalNioBuffer((int) at, n);
+      }
+    }
+    return content.internalNioBuffer(from, n);
   }
 
   /**

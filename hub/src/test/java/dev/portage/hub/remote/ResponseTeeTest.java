@@ -6,14 +6,17 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.portage.hub.cache.DiskCache;
 import dev.portage.hub.cache.ResponseCacher;
 import dev.portage.hub.proxy.RequestInfo;
+import dev.portage.hub.proxy.RequestInfoCache;
 import dev.portage.hub.proxy.RequestInfoResolver;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.zip.CRC32C;
 import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -161,5 +164,91 @@ class ResponseTeeTest {
     assertThat(relayed).allSatisfy(b -> assertThat(b.refCnt()).isZero());
     var key = ResponseCacher.ref(info).key("default", "pod-0");
     assertThat(teeCacher.cache().get(key).orElseThrow().body()).isEqualTo(body);
+  }
+
+  @Test
+  void slicesOfAPooledBufferAreChecksummedAsTheirOwnBytes() {
+    RequestInfo info = get("/api/v1/namespaces/default/pods/pod-0", "kubelet/v1.30.0");
+    byte[] body = POD.getBytes(StandardCharsets.UTF_8);
+    ByteBuf read = PooledByteBufAllocator.DEFAULT.directBuffer(body.length + 20);
+    read.writeBytes(new byte[11]).writeBytes(body).writeBytes(new byte[9]);
+    // How the codec hands a body on: slices of the read's buffer, past its first bytes.
+    ByteBuf whole = read.retainedSlice(11, body.length);
+    for (int from : new int[] {0, 5, body.length - 1}) {
+      CRC32C expected = new CRC32C();
+      expected.update(body, from, body.length - from);
+      CRC32C viaView = new CRC32C();
+      viaView.update(ResponseTee.nioView(whole, from, body.length - from));
+      assertThat(viaView.getValue()).isEqualTo(expected.getValue());
+    }
+    ResponseTee tee = tee(info);
+    assertThat(tee.start("application/json", null)).isTrue();
+    ByteBuf first = read.retainedSlice(11, 40);
+    ByteBuf rest = read.retainedSlice(51, body.length - 40);
+    tee.feed(first);
+    tee.feed(rest);
+    tee.finish();
+    // The same body from a heap buffer in one piece: the same checksum, so not queued again.
+    ResponseTee again = tee(info);
+    assertThat(again.start("application/json", null)).isTrue();
+    List<ByteBuf> relayed = feed(again, body, body.length);
+    again.finish();
+    relayed.forEach(ByteBuf::release);
+    assertThat(writes).hasSize(1);
+    runWrites();
+    first.release();
+    rest.release();
+    whole.release();
+    assertThat(read.release()).isTrue(); // the tee kept no reference of its own
+    var key = ResponseCacher.ref(info).key("default", "pod-0");
+    assertThat(teeCacher.cache().get(key).orElseThrow().body()).isEqualTo(body);
+  }
+
+  @Test
+  void identicalAnswersOnManyConnectionsAreQueuedOnceAndChangedOnesEachTime() {
+    RequestInfoCache requests = new RequestInfoCache();
+    List<RequestInfoCache.Connection> connections = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      connections.add(requests.connection());
+    }
+    String uri = "/api/v1/namespaces/default/pods/pod-0";
+    for (int round = 0; round < 4; round++) {
+      for (RequestInfoCache.Connection c : connections) {
+        answer(c.resolve("GET", uri, "kubelet/v1.30.0"), POD);
+      }
+    }
+    assertThat(writes).hasSize(1);
+    runWrites();
+    var key = ResponseCacher.ref(get(uri, "kubelet/v1.30.0")).key("default", "pod-0");
+    assertThat(teeCacher.cache().get(key).orElseThrow().resourceVersion()).isEqualTo("7");
+
+    // Each changed answer is queued, whichever connection saw it; the last one is what is cached.
+    int version = 7;
+    for (int round = 0; round < 3; round++) {
+      for (RequestInfoCache.Connection c : connections) {
+        version++;
+        answer(c.resolve("GET", uri, "kubelet/v1.30.0"), POD.replace("\"7\"", "\"" + version + "\""));
+      }
+    }
+    assertThat(writes).hasSize(9);
+    runWrites();
+    DiskCache.Entry stored = teeCacher.cache().get(key).orElseThrow();
+    assertThat(stored.resourceVersion()).isEqualTo(Integer.toString(version));
+    assertThat(new String(stored.body(), StandardCharsets.UTF_8))
+        .isEqualTo(POD.replace("\"7\"", "\"" + version + "\""));
+    // Back to an earlier answer: changed from the last stored one, so queued again.
+    answer(connections.get(0).resolve("GET", uri, "kubelet/v1.30.0"), POD);
+    assertThat(writes).hasSize(1);
+    assertThat(dropped.sum()).isZero();
+    runWrites();
+  }
+
+  /** A 200 with {@code body} to {@code info}, teed as the exchange would. */
+  private void answer(RequestInfo info, String body) {
+    ResponseTee tee = tee(info);
+    assertThat(tee.start("application/json", null)).isTrue();
+    List<ByteBuf> relayed = feed(tee, body.getBytes(StandardCharsets.UTF_8), 64);
+    tee.finish();
+    relayed.forEach(ByteBuf::release);
   }
 }
