@@ -1,11 +1,12 @@
 package dev.portage.core.http;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.handler.codec.DefaultHeaders;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpHeadersFactory;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObjectDecoder;
 import io.netty.handler.codec.http.HttpRequest;
@@ -27,7 +28,7 @@ import java.nio.charset.StandardCharsets;
  * Transfer-Encoding} and at most one plain {@code Content-Length}. Anything else, including a head
  * not yet whole or near Netty's size limits, is "not handled": the parse returns null and leaves the
  * buffer as it was, so the caller hands the same bytes to Netty's decoder and its verdict. On what
- * it does handle it builds the message Netty's decoder builds (same header factory, names spelled
+ * it does handle it builds the message Netty's decoder builds (Netty's headers and checks, names spelled
  * as sent, values trimmed of spaces and tabs).
  *
  * <p>One instance per connection: it remembers the names and values of the previous head (and a
@@ -58,8 +59,12 @@ final class PlainHead {
    * and checking it again per header was 3.4 % of the sidecar's CPU samples (2026-11-27 JFR). Values
    * are treated as Netty's default factory treats them; names added later by Portage are constants.
    */
-  private static final HttpHeadersFactory HEADERS =
+  private static final DefaultHttpHeadersFactory HEADERS =
       DefaultHttpHeadersFactory.headersFactory().withNameValidation(false);
+
+  /** Netty's check of a header value, as {@link #HEADERS} applies it to every value added. */
+  private static final DefaultHeaders.ValueValidator<CharSequence> VALUE_CHECK =
+      HEADERS.getValueValidator();
 
   private static final boolean[] TOKEN = new boolean[256];
 
@@ -83,6 +88,20 @@ final class PlainHead {
 
   private static final AsciiString HTTP_1_1 = AsciiString.cached("HTTP/1.1");
   private static final AsciiString HTTP_1_0 = AsciiString.cached("HTTP/1.0");
+
+  /** Netty's check of a header name, as {@link #HEADERS} applies it (only that it is not null). */
+  private static final DefaultHeaders.NameValidator<CharSequence> NAME_CHECK =
+      HEADERS.getNameValidator();
+
+  /**
+   * Hash buckets of a parsed head's headers: a head has a handful of headers (a curl request 3, an
+   * nginx response 8), and Netty's default of 16 buckets cost 32 bytes more per message for
+   * nothing measurable (PlainHeadCpuTime).
+   */
+  private static final int BUCKETS = 8;
+
+  /** The value this parser is adding, not checked again ({@link MadeValue}). */
+  private final MadeValue made = new MadeValue();
 
   private final AsciiString[] names = new AsciiString[REMEMBERED];
   private final String[] values = new String[REMEMBERED];
@@ -124,7 +143,7 @@ final class PlainHead {
       return null;
     }
     p += 10;
-    HttpHeaders headers = HEADERS.newHeaders();
+    HttpHeaders headers = new ParsedHeaders(made);
     p = headers(a, p, end, headers, true);
     if (p < 0) {
       return null;
@@ -180,7 +199,7 @@ final class PlainHead {
     }
     int reasonEnd = p;
     p += 2;
-    HttpHeaders headers = HEADERS.newHeaders();
+    HttpHeaders headers = new ParsedHeaders(made);
     contentLength = -1;
     p = headers(a, p, end, headers, false);
     if (p < 0) {
@@ -274,7 +293,10 @@ final class PlainHead {
       if (!framing(a, nameStart, nameLength, valueStart, valueEnd, request)) {
         return -1;
       }
-      headers.add(name(index, a, nameStart, nameLength), value(index, a, valueStart, valueEnd - valueStart));
+      AsciiString name = name(index, a, nameStart, nameLength);
+      String value = value(index, a, valueStart, valueEnd - valueStart);
+      made.value = value;
+      headers.add(name, value);
       index++;
     }
   }
@@ -381,5 +403,35 @@ final class PlainHead {
 
   private static boolean startsWithIgnoreCase(byte[] a, int start, int end, String lower) {
     return end - start > lower.length() && equalsIgnoreCase(a, start, lower);
+  }
+
+  /**
+   * The headers of a parsed head: what {@link #HEADERS} makes (Netty's class and checks), with
+   * {@value #BUCKETS} hash buckets and the value check of {@link MadeValue}.
+   */
+  private static final class ParsedHeaders extends DefaultHttpHeaders {
+    ParsedHeaders(MadeValue values) {
+      super(NAME_CHECK, values, BUCKETS);
+    }
+  }
+
+  /**
+   * Netty's value check, skipped for the value a parse is adding. Every value made here has passed
+   * the parser's own stricter byte check (visible ASCII, spaces and tabs, trimmed), and the same
+   * String instances come back head after head, so checking them again on every add only repeated
+   * a verdict. Any other value, added later by whoever holds the headers (or a copy of them), is
+   * checked as before. Written on the event loop by the parse, read on whatever thread adds to the
+   * headers: the field only ever holds a value made here, so an identical instance is a checked one
+   * whatever that thread sees of it. A separate object so that headers do not keep the parser.
+   */
+  private static final class MadeValue implements DefaultHeaders.ValueValidator<CharSequence> {
+    private String value;
+
+    @Override
+    public void validate(CharSequence v) {
+      if (v != value) {
+        VALUE_CHECK.validate(v);
+      }
+    }
   }
 }

@@ -1,0 +1,207 @@
+package dev.portage.core.http;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.handler.codec.DefaultHeaders;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpHeadersFactory;
+import io.netty.util.AsciiString;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.IntSupplier;
+
+/**
+ * What {@link PlainHead} costs per head, in thread CPU time and bytes allocated: an nginx response
+ * head (with its 1 KiB body behind it, as the origin's read leaves it) and a curl request head,
+ * parsed from a direct buffer on a connection where every head repeats; then, for the evaluation of
+ * cheaper header storage, the same eight response headers added to headers from a few factories
+ * (Netty's checks of names and values, as PlainHead's factory; no value check; pre-sized; values
+ * known to be checked already skipped by identity) and the two ways to tell a remembered value from
+ * the bytes (char by char against the String, or {@code Arrays.equals} against kept bytes). One
+ * JVM, cases interleaved round after round, medians printed: run it against two builds to compare
+ * them. Usage: {@code java -cp bench/target/benchmarks.jar dev.portage.core.http.PlainHeadCpuTime
+ * [opsPerRound [rounds]]}.
+ */
+public final class PlainHeadCpuTime {
+
+  private static final com.sun.management.ThreadMXBean MX =
+      (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+
+  private static volatile int sink;
+
+  static final String NGINX_HEAD = "HTTP/1.1 200 OK\r\n"
+      + "Server: nginx/1.22.1\r\n"
+      + "Date: Fri, 27 Nov 2026 05:30:00 GMT\r\n"
+      + "Content-Type: text/html\r\n"
+      + "Content-Length: 1024\r\n"
+      + "Last-Modified: Tue, 24 Nov 2026 10:12:01 GMT\r\n"
+      + "Connection: keep-alive\r\n"
+      + "ETag: \"6566f1e1-400\"\r\n"
+      + "Accept-Ranges: bytes\r\n"
+      + "\r\n";
+
+  static final String CURL_HEAD = "GET /index.html HTTP/1.1\r\n"
+      + "Host: bench.default.svc.cluster.local:8080\r\n"
+      + "User-Agent: curl/8.5.0\r\n"
+      + "Accept: */*\r\n"
+      + "\r\n";
+
+  private PlainHeadCpuTime() {}
+
+  /** Runs every case and prints one line each. */
+  public static void main(String[] args) {
+    int ops = args.length > 0 ? Integer.parseInt(args[0]) : 500_000;
+    int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 11;
+    List<String> names = new ArrayList<>();
+    List<IntSupplier> runs = new ArrayList<>();
+
+    ByteBuf response = direct(NGINX_HEAD + "x".repeat(1024));
+    PlainHead responses = new PlainHead();
+    names.add("parseResponse");
+    runs.add(() -> {
+      response.readerIndex(0);
+      return responses.parseResponse(response).headers().size();
+    });
+    ByteBuf request = direct(CURL_HEAD);
+    PlainHead requests = new PlainHead();
+    names.add("parseRequest");
+    runs.add(() -> {
+      request.readerIndex(0);
+      return requests.parseRequest(request).headers().size();
+    });
+
+    AsciiString[] headerNames = new AsciiString[8];
+    String[] headerValues = new String[8];
+    String[] lines = NGINX_HEAD.split("\r\n");
+    for (int i = 0; i < 8; i++) {
+      int colon = lines[i + 1].indexOf(':');
+      headerNames[i] = new AsciiString(lines[i + 1].substring(0, colon));
+      headerValues[i] = lines[i + 1].substring(colon + 2);
+    }
+    DefaultHttpHeadersFactory checked =
+        DefaultHttpHeadersFactory.headersFactory().withNameValidation(false);
+    DefaultHeaders.ValueValidator<CharSequence> valueCheck = checked.getValueValidator();
+    String[] trusted = new String[1];
+    HttpHeadersFactory identity = checked.withValueValidator(v -> {
+      if (v != trusted[0]) {
+        valueCheck.validate(v);
+      }
+    });
+    HttpHeadersFactory unchecked = checked.withValueValidation(false);
+    names.add("headers checked");
+    runs.add(() -> fill(checked.newHeaders(), headerNames, headerValues, null));
+    names.add("headers unchecked");
+    runs.add(() -> fill(unchecked.newHeaders(), headerNames, headerValues, null));
+    names.add("headers presized8");
+    runs.add(() -> fill(new Presized(valueCheck, 8), headerNames, headerValues, null));
+    names.add("headers identity");
+    runs.add(() -> fill(identity.newHeaders(), headerNames, headerValues, trusted));
+
+    byte[] wire = NGINX_HEAD.getBytes(StandardCharsets.ISO_8859_1);
+    int[] starts = new int[8];
+    byte[][] kept = new byte[8][];
+    int from = 0;
+    for (int i = 0; i < 8; i++) {
+      from = NGINX_HEAD.indexOf(": ", NGINX_HEAD.indexOf("\r\n", from) + 2) + 2;
+      starts[i] = from;
+      kept[i] = headerValues[i].getBytes(StandardCharsets.ISO_8859_1);
+    }
+    names.add("compare chars");
+    runs.add(() -> {
+      int same = 0;
+      for (int i = 0; i < 8; i++) {
+        if (sameChars(headerValues[i], wire, starts[i], kept[i].length)) {
+          same++;
+        }
+      }
+      return same;
+    });
+    names.add("compare bytes");
+    runs.add(() -> {
+      int same = 0;
+      for (int i = 0; i < 8; i++) {
+        int n = kept[i].length;
+        if (Arrays.equals(kept[i], 0, n, wire, starts[i], starts[i] + n)) {
+          same++;
+        }
+      }
+      return same;
+    });
+
+    double[][] ns = new double[runs.size()][rounds];
+    double[][] bytes = new double[runs.size()][rounds];
+    for (IntSupplier run : runs) {
+      loop(run, ops); // warm-up
+    }
+    for (int r = 0; r < rounds; r++) {
+      for (int i = 0; i < runs.size(); i++) {
+        double[] m = loop(runs.get(i), ops);
+        ns[i][r] = m[0];
+        bytes[i][r] = m[1];
+      }
+    }
+    for (int i = 0; i < runs.size(); i++) {
+      double[] t = ns[i].clone();
+      double[] b = bytes[i].clone();
+      Arrays.sort(t);
+      Arrays.sort(b);
+      System.out.printf("%-18s cpu ns/op median %7.1f best %7.1f  B/op %6.1f%n",
+          names.get(i), t[rounds / 2], t[0], b[rounds / 2]);
+    }
+    response.release();
+    request.release();
+  }
+
+  private static ByteBuf direct(String text) {
+    byte[] b = text.getBytes(StandardCharsets.ISO_8859_1);
+    return ByteBufAllocator.DEFAULT.directBuffer(b.length).writeBytes(b);
+  }
+
+  private static int fill(HttpHeaders h, AsciiString[] names, String[] values, String[] trusted) {
+    for (int i = 0; i < names.length; i++) {
+      if (trusted != null) {
+        trusted[0] = values[i];
+      }
+      h.add(names[i], values[i]);
+    }
+    return h.size();
+  }
+
+  private static boolean sameChars(String s, byte[] a, int start, int length) {
+    if (s.length() != length) {
+      return false;
+    }
+    for (int i = 0; i < length; i++) {
+      if (s.charAt(i) != (a[start + i] & 0xff)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Netty's headers with a smaller hash table than its default 16 buckets. */
+  private static final class Presized extends DefaultHttpHeaders {
+    Presized(DefaultHeaders.ValueValidator<CharSequence> values, int buckets) {
+      super(DefaultHeaders.NameValidator.NOT_NULL, values, buckets);
+    }
+  }
+
+  private static double[] loop(IntSupplier run, int ops) {
+    long start = MX.getCurrentThreadCpuTime();
+    long alloc = MX.getCurrentThreadAllocatedBytes();
+    int s = 0;
+    for (int i = 0; i < ops; i++) {
+      s += run.getAsInt();
+    }
+    sink = s;
+    return new double[] {
+      (MX.getCurrentThreadCpuTime() - start) / (double) ops,
+      (MX.getCurrentThreadAllocatedBytes() - alloc) / (double) ops,
+    };
+  }
+}
