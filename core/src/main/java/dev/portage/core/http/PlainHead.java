@@ -28,8 +28,8 @@ import java.nio.charset.StandardCharsets;
  * Transfer-Encoding} and at most one plain {@code Content-Length}. Anything else, including a head
  * not yet whole or near Netty's size limits, is "not handled": the parse returns null and leaves the
  * buffer as it was, so the caller hands the same bytes to Netty's decoder and its verdict. On what
- * it does handle it builds the message Netty's decoder builds (Netty's headers and checks, names spelled
- * as sent, values trimmed of spaces and tabs).
+ * it does handle it builds the message Netty's decoder builds (Netty's headers and checks, names
+ * spelled as sent, values trimmed of spaces and tabs).
  *
  * <p>One instance per connection: it remembers the names and values of the previous head (and a
  * request's target) and hands out the same immutable objects when the bytes repeat, which they
