@@ -23,7 +23,7 @@ final class RequestBody {
   private final Channel inbound;
   private final boolean hasBody;
   private final int replayLimit;
-  private final List<HttpContent> chunks = new ArrayList<>();
+  private final List<HttpContent> chunks; // empty and immutable without a body
   private int base; // absolute index of chunks.get(0)
   private long bytes;
   private volatile boolean overflowed;
@@ -37,6 +37,7 @@ final class RequestBody {
     this.inbound = inbound;
     this.hasBody = hasBody;
     this.replayLimit = replayLimit;
+    this.chunks = hasBody ? new ArrayList<>() : List.of();
   }
 
   /** Whether a body follows the head at all. */
@@ -106,21 +107,29 @@ final class RequestBody {
 
   /** Stops sending to {@code upstream} (any thread); a no-op if another attempt took over. */
   void detach(Channel upstream) {
-    LoopExecutor.run(inbound.eventLoop(), () -> {
-      if (sink == upstream) {
-        sink = null;
-      }
-    });
+    if (inbound.eventLoop().inEventLoop()) {
+      detachNow(upstream); // the usual case, without a task object per request
+    } else {
+      inbound.eventLoop().execute(() -> detachNow(upstream));
+    }
+  }
+
+  private void detachNow(Channel upstream) {
+    if (sink == upstream) {
+      sink = null;
+    }
   }
 
   /** Frees the replay buffer; later chunks are dropped. On the inbound event loop. */
   void release() {
     released = true;
     sink = null;
-    for (HttpContent c : chunks) {
-      c.release();
+    if (!chunks.isEmpty()) {
+      for (HttpContent c : chunks) {
+        c.release();
+      }
+      chunks.clear();
     }
-    chunks.clear();
   }
 
   private void flush() {
