@@ -42,7 +42,8 @@ final class EndpointAttempt implements EndpointDispatch.Exchange {
 
   @Override
   public void head(ProxyResponse response) {
-    long rtt = Math.max(0, ticker.nanoTime() - startNanos);
+    long now = ticker.nanoTime();
+    long rtt = Math.max(0, now - startNanos);
     int status = response.head().status().code();
     boolean penalize = status == 429 || status >= 500;
     if (grpc && !penalize) {
@@ -52,6 +53,7 @@ final class EndpointAttempt implements EndpointDispatch.Exchange {
     // The result follows at the end of the response (a 429 is penalised but not a failure).
     pick.responded(rtt, penalize);
     metrics.head(status, rtt);
+    r.responseHeadNanos = now; // the route latency ends here too: no second reading up there
     reply.done(r, response, null);
   }
 

@@ -25,12 +25,14 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
+import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.EventExecutor;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CancellationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -201,7 +203,8 @@ final class InboundHandler extends ChannelInboundHandlerAdapter implements Reply
       writeError(ctx, null, 400, "missing Host header or :authority");
       return;
     }
-    if (secondHost(req, host)) {
+    int seen = scanHeaders(req, host);
+    if ((seen & SECOND_HOST) != 0) {
       writeError(ctx, null, 400, "more than one Host header");
       return;
     }
@@ -245,8 +248,9 @@ final class InboundHandler extends ChannelInboundHandlerAdapter implements Reply
       }
     }
     HopByHopHeaders.strip(head.headers(), protocol);
-    RequestBody body = new RequestBody(ctx.channel(), hasBody, REPLAY_LIMIT);
-    ProxyRequest r = new ProxyRequest(head, authority, protocol, body, ctx.channel().eventLoop(), ticker.nanoTime());
+    RequestBody body = RequestBody.of(ctx.channel(), hasBody, REPLAY_LIMIT);
+    ProxyRequest r = new ProxyRequest(
+        head, authority, protocol, body, ctx.channel().eventLoop(), ticker.nanoTime(), (seen & GRPC) != 0);
     current = r;
     responding = false;
     inflight.add(1);
@@ -288,20 +292,41 @@ final class InboundHandler extends ChannelInboundHandlerAdapter implements Reply
     }
   }
 
+  /** {@link #scanHeaders}: the request carries a Host it must not. */
+  private static final int SECOND_HOST = 1;
+
+  /** {@link #scanHeaders}: the request is gRPC ({@link GrpcStatus#isGrpc}). */
+  private static final int GRPC = 2;
+
   /**
-   * Whether the request carries a {@code Host} besides {@code first}: always a 400 in HTTP/1.1 (RFC
-   * 9112 §3.2); over HTTP/2 a {@code host} equal to {@code :authority} is allowed (RFC 9113 §8.3.1).
+   * What one pass over the request's headers tells ({@link #SECOND_HOST}, {@link #GRPC}): whether
+   * it carries a {@code Host} besides {@code first}, always a 400 in HTTP/1.1 (RFC 9112 §3.2), while
+   * over HTTP/2 a {@code host} equal to {@code :authority} is allowed (RFC 9113 §8.3.1); and whether
+   * its first {@code content-type} is gRPC's. One walk over the few headers a request has, where a
+   * lookup by name per question hashes the name and walks its bucket each time.
    */
-  private boolean secondHost(HttpRequest req, String first) {
-    Iterator<? extends CharSequence> hosts = req.headers().valueCharSequenceIterator(HttpHeaderNames.HOST);
-    hosts.next();
-    while (hosts.hasNext()) {
-      CharSequence other = hosts.next();
-      if (protocol == HttpProtocol.HTTP_1_1 || !first.trim().equalsIgnoreCase(other.toString().trim())) {
-        return true;
+  private int scanHeaders(HttpRequest req, String first) {
+    int seen = 0;
+    boolean hostSeen = false;
+    boolean typeSeen = false;
+    Iterator<Map.Entry<CharSequence, CharSequence>> headers = req.headers().iteratorCharSequence();
+    while (headers.hasNext()) {
+      Map.Entry<CharSequence, CharSequence> h = headers.next();
+      CharSequence name = h.getKey();
+      if (AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.HOST)) {
+        if (hostSeen && (protocol == HttpProtocol.HTTP_1_1
+            || !first.trim().equalsIgnoreCase(h.getValue().toString().trim()))) {
+          seen |= SECOND_HOST;
+        }
+        hostSeen = true;
+      } else if (!typeSeen && AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.CONTENT_TYPE)) {
+        typeSeen = true;
+        if (GrpcStatus.isGrpc(h.getValue())) {
+          seen |= GRPC;
+        }
       }
     }
-    return false;
+    return seen;
   }
 
   /**
@@ -360,8 +385,8 @@ final class InboundHandler extends ChannelInboundHandlerAdapter implements Reply
       finish(ctx, r, false);
       return;
     }
-    long elapsed = ticker.nanoTime() - r.startNanos;
     if (err != null) {
+      long elapsed = ticker.nanoTime() - r.startNanos;
       Throwable e = Failures.unwrap(err);
       ProxyException pe = e instanceof ProxyException p ? p
           : e instanceof CancellationException ? new ProxyException(503, "request cancelled")
@@ -387,7 +412,8 @@ final class InboundHandler extends ChannelInboundHandlerAdapter implements Reply
     if (!keepAlive) {
       HttpUtil.setKeepAlive(out, false);
     }
-    routeMetrics(r).response(h.status().code(), elapsed);
+    // Request start to response head: the attempt that got the head read the ticker then.
+    routeMetrics(r).response(h.status().code(), r.responseHeadNanos - r.startNanos);
     ctx.write(out, ctx.voidPromise()); // a failed write fails the body's last write too
     piped = resp.body();
     pipedRequest = r;

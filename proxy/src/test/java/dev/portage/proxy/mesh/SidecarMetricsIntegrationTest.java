@@ -271,4 +271,31 @@ class SidecarMetricsIntegrationTest {
       assertThat(sample(text, "portage_sidecar_endpoint_ready", labels("127.0.0.1:" + a.port()))).isEqualTo(1.0);
     }
   }
+
+  @Test
+  void aRequestIsGrpcByItsFirstContentTypeWhateverItsCaseOrPlaceAmongTheHeaders() throws Exception {
+    mesh = new MeshFixture(clock.timeSource(), SidecarConfig.BalancerKind.ROUND_ROBIN);
+    mesh.service("rpc");
+    try (ScriptedBackend rpc = new ScriptedBackend(() -> ScriptedBackend.chunkedWithTrailers("", "grpc-status: 14"))) {
+      mesh.endpoint("rpc", "r", rpc.port());
+      String rpcAuthority = MeshFixture.authority("rpc");
+      String[][] requests = {
+          {"User-Agent: t", "Content-Type: Application/GRPC+proto"}, // gRPC: its trailers count
+          {"content-type: text/plain", "content-type: application/grpc"}, // the first one decides
+          {"User-Agent: t"}}; // no content type at all
+      for (String[] headers : requests) {
+        assertThat(RawHttp.send(mesh.sidecar.outboundAddress(), "POST", rpcAuthority, "/pkg.Svc/Call", new byte[5],
+            headers).status()).isEqualTo(200);
+      }
+
+      String rpcTarget = "target_addr=\"127.0.0.1:" + rpc.port() + "\"";
+      await().atMost(10, TimeUnit.SECONDS).until(() ->
+          sampleWith(scrape(), "response_total", rpcTarget, "status_code=\"200\"", "classification=\"success\"") == 2.0);
+      String text = scrape();
+      assertThat(sampleWith(text, "response_total", rpcTarget, "status_code=\"200\"", "classification=\"failure\"",
+          "grpc_status=\"14\"")).isEqualTo(1.0);
+      assertThat(sampleWith(text, "response_total", rpcTarget, "classification=\"success\"", "grpc_status=\"\""))
+          .isEqualTo(2.0);
+    }
+  }
 }
