@@ -41,7 +41,14 @@ final class Discovery implements AutoCloseable {
 
   /** The destination of {@code authority}, watched from now on if it was not. */
   Destination get(String authority) {
-    long now = ticker.nanoTime();
+    return get(authority, ticker.nanoTime());
+  }
+
+  /**
+   * As {@link #get(String)}, used at {@code now} (a ticker reading the caller has already taken,
+   * such as the request's start: the last use is kept to a millisecond anyway).
+   */
+  Destination get(String authority, long now) {
     Destination d = destinations.get(authority);
     if (d == null) {
       d = destinations.computeIfAbsent(authority, a -> {

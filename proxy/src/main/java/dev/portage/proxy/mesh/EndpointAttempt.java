@@ -3,7 +3,6 @@ package dev.portage.proxy.mesh;
 import dev.portage.core.balance.Pick;
 import dev.portage.core.time.Ticker;
 import java.net.InetSocketAddress;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * One request's attempt at one picked endpoint, from dispatch to the end of the response, and how it
@@ -12,7 +11,8 @@ import java.util.concurrent.CompletableFuture;
  * response; the result, for failure accrual and {@code response_total}, is known at the response's
  * end: a failure for a 5xx, an upstream error, or a gRPC failure status in the trailers (or head); a
  * response dropped by this side before its end tells nothing unless its head already said failure.
- * A connect that failed marks the endpoint unreachable and sends the request around again.
+ * A connect that failed marks the endpoint unreachable and sends the request around again. The
+ * request's {@link Reply} hears the head or the failure from here.
  */
 final class EndpointAttempt implements EndpointDispatch.Exchange {
 
@@ -24,11 +24,11 @@ final class EndpointAttempt implements EndpointDispatch.Exchange {
   private final Service requeue;
   private final long startNanos;
   private final boolean grpc;
-  private final CompletableFuture<ProxyResponse> result = new CompletableFuture<>();
+  private final Reply reply;
 
   EndpointAttempt(
       ProxyRequest r, Destination destination, Pick<InetSocketAddress> pick,
-      SidecarMetrics.EndpointMetrics metrics, Ticker ticker, Service requeue) {
+      SidecarMetrics.EndpointMetrics metrics, Ticker ticker, Service requeue, Reply reply) {
     this.r = r;
     this.destination = destination;
     this.pick = pick;
@@ -37,16 +37,13 @@ final class EndpointAttempt implements EndpointDispatch.Exchange {
     this.requeue = requeue;
     this.startNanos = ticker.nanoTime();
     this.grpc = r.isGrpc();
-  }
-
-  /** Completes with the response head, or fails as the request fails. */
-  CompletableFuture<ProxyResponse> result() {
-    return result;
+    this.reply = reply;
   }
 
   @Override
   public void head(ProxyResponse response) {
-    long rtt = Math.max(0, ticker.nanoTime() - startNanos);
+    long now = ticker.nanoTime();
+    long rtt = Math.max(0, now - startNanos);
     int status = response.head().status().code();
     boolean penalize = status == 429 || status >= 500;
     if (grpc && !penalize) {
@@ -56,31 +53,26 @@ final class EndpointAttempt implements EndpointDispatch.Exchange {
     // The result follows at the end of the response (a 429 is penalised but not a failure).
     pick.responded(rtt, penalize);
     metrics.head(status, rtt);
-    result.complete(response);
+    r.responseHeadNanos = now; // the route latency ends here too: no second reading up there
+    reply.done(r, response, null);
   }
 
   @Override
   public void failed(Throwable cause) {
     if (r.isCancelled()) {
       pick.cancel();
-      result.completeExceptionally(cause);
+      reply.done(r, null, cause);
       return;
     }
     pick.fail();
     boolean connect = cause instanceof ProxyException.ConnectFailure;
     metrics.noResponse(connect);
     if (!connect) {
-      result.completeExceptionally(cause);
+      reply.done(r, null, cause);
       return;
     }
     destination.connectFailed(pick.endpoint(), cause.getCause());
-    requeue.call(r).whenComplete((resp, err) -> {
-      if (err != null) {
-        result.completeExceptionally(Failures.unwrap(err));
-      } else if (!result.complete(resp)) {
-        resp.body().discard();
-      }
-    });
+    requeue.call(r, reply); // the request was never sent: it is the same request's turn again
   }
 
   @Override

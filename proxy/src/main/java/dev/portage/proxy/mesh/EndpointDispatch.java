@@ -3,7 +3,6 @@ package dev.portage.proxy.mesh;
 import dev.portage.core.http.HttpClientPool;
 import dev.portage.core.http.HttpFraming;
 import dev.portage.core.http.HttpStream;
-import dev.portage.core.http.LoopExecutor;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
@@ -98,12 +97,16 @@ final class EndpointDispatch {
     });
   }
 
-  /** One try on one upstream stream; hears its response through {@link ResponseBody.Listener}. */
-  private final class Attempt implements ResponseBody.Listener {
+  /**
+   * One try on one upstream stream; hears its response through {@link ResponseBody.Listener}. As a
+   * {@link Runnable} it writes the request, on the stream's event loop.
+   */
+  private final class Attempt implements ResponseBody.Listener, Runnable {
     private final ProxyRequest r;
     private final InetSocketAddress endpoint;
     private final Exchange exchange;
     private final boolean mayResend;
+    private HttpStream stream;
     private Channel ch;
     private ResponseBody response;
     private boolean headGiven;
@@ -116,29 +119,37 @@ final class EndpointDispatch {
     }
 
     void send(HttpStream stream) {
+      this.stream = stream;
       response = new ResponseBody(stream, r.body, this);
       ch = stream.channel();
-      LoopExecutor.run(ch.eventLoop(), () -> {
-        stream.attachReader(response);
-        HttpRequest head = r.head;
-        // With a body the framing headers are set on a copy; without, the request's own headers
-        // are written as they are: the encoders only read them (at write time, on this loop), so a
-        // resend or a retry can write them again.
-        if (r.body.hasBody()) {
-          HttpRequest copy = new DefaultHttpRequest(head.protocolVersion(), head.method(), head.uri(), head.headers().copy());
-          HttpFraming.prepare(copy, stream.protocol(), true);
-          ch.write(copy);
-          r.body.attach(ch);
-        } else {
-          ch.writeAndFlush(
-              new DefaultFullHttpRequest(
-                  head.protocolVersion(), head.method(), head.uri(), Unpooled.EMPTY_BUFFER,
-                  head.headers(), EmptyHttpHeaders.INSTANCE),
-              ch.voidPromise());
-        }
-        // Added after the writes are queued so a cancel that races them still finds the stream.
-        r.onCancel(response);
-      });
+      if (ch.eventLoop().inEventLoop()) {
+        run(); // the usual case: the stream was leased on the caller's loop
+      } else {
+        ch.eventLoop().execute(this);
+      }
+    }
+
+    @Override
+    public void run() {
+      stream.attachReader(response);
+      HttpRequest head = r.head;
+      // With a body the framing headers are set on a copy; without, the request's own headers
+      // are written as they are: the encoders only read them (at write time, on this loop), so a
+      // resend or a retry can write them again.
+      if (r.body.hasBody()) {
+        HttpRequest copy = new DefaultHttpRequest(head.protocolVersion(), head.method(), head.uri(), head.headers().copy());
+        HttpFraming.prepare(copy, stream.protocol(), true);
+        ch.write(copy);
+        r.body.attach(ch);
+      } else {
+        ch.writeAndFlush(
+            new DefaultFullHttpRequest(
+                head.protocolVersion(), head.method(), head.uri(), Unpooled.EMPTY_BUFFER,
+                head.headers(), EmptyHttpHeaders.INSTANCE),
+            ch.voidPromise());
+      }
+      // Added after the writes are queued so a cancel that races them still finds the stream.
+      r.onCancel(response);
     }
 
     @Override

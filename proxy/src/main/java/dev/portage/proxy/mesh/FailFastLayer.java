@@ -2,7 +2,6 @@ package dev.portage.proxy.mesh;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -23,7 +22,7 @@ final class FailFastLayer implements Service {
   private final ScheduledExecutorService scheduler;
   private final long timeoutNanos;
   private final SidecarMetrics metrics;
-  private final Service inner;
+  private final BalanceLayer inner;
 
   /** Picks found nothing although an endpoint was ready (a probe taken meanwhile) before waiting. */
   private static final int READY_RECHECKS = 3;
@@ -31,7 +30,7 @@ final class FailFastLayer implements Service {
   /** @param inner makes the layer below, given the service a failed connect requeues to (this) */
   FailFastLayer(
       Discovery discovery, ScheduledExecutorService scheduler, Duration timeout, SidecarMetrics metrics,
-      Function<Service, Service> inner) {
+      Function<Service, BalanceLayer> inner) {
     this.discovery = discovery;
     this.scheduler = scheduler;
     this.timeoutNanos = timeout.toNanos();
@@ -40,22 +39,21 @@ final class FailFastLayer implements Service {
   }
 
   @Override
-  public CompletableFuture<ProxyResponse> call(ProxyRequest r) {
-    Destination d = discovery.get(r.concreteAuthority);
+  public void call(ProxyRequest r, Reply reply) {
+    Destination d = discovery.get(r.concreteAuthority, r.startNanos);
     if (d.inFailFast()) {
-      return refuse(r);
+      metrics.failFast(r.concreteAuthority);
+      reply.done(r, null, new ProxyException(503, BODY));
+      return;
     }
-    CompletableFuture<ProxyResponse> f = inner.call(r);
-    // The balance layer answers "no ready endpoint" at once, with a failed future: only then is
-    // there anything to wait for. Any other future goes up unchanged (no stage per request).
-    if (f.state() == Future.State.FAILED
-        && Failures.unwrap(f.exceptionNow()) instanceof ProxyException.NoReadyEndpoint) {
-      return await(r, d);
+    // The balance layer says at once when no endpoint is ready: only then is there anything to
+    // wait for, and only then does this layer hear the answer (no stage per request otherwise).
+    if (!inner.dispatch(r, d, reply)) {
+      await(r, d, reply);
     }
-    return f;
   }
 
-  private CompletableFuture<ProxyResponse> await(ProxyRequest r, Destination d) {
+  private void await(ProxyRequest r, Destination d, Reply reply) {
     CompletableFuture<Void> ready = new CompletableFuture<>();
     ScheduledFuture<?> timer = scheduler.schedule(() -> {
       if (ready.completeExceptionally(new ProxyException(503, BODY))) {
@@ -72,20 +70,14 @@ final class FailFastLayer implements Service {
     });
     Runnable onCancel = () -> ready.completeExceptionally(new ProxyException(503, "request cancelled"));
     r.onCancel(onCancel);
-    return ready
-        .handle((v, err) -> {
-          r.removeOnCancel(onCancel);
-          if (err != null) {
-            metrics.failFast(r.concreteAuthority);
-            return CompletableFuture.<ProxyResponse>failedFuture(Failures.unwrap(err));
-          }
-          return call(r);
-        })
-        .thenCompose(f -> f);
-  }
-
-  private CompletableFuture<ProxyResponse> refuse(ProxyRequest r) {
-    metrics.failFast(r.concreteAuthority);
-    return CompletableFuture.failedFuture(new ProxyException(503, BODY));
+    ready.whenComplete((v, err) -> {
+      r.removeOnCancel(onCancel);
+      if (err != null) {
+        metrics.failFast(r.concreteAuthority);
+        reply.done(r, null, Failures.unwrap(err));
+      } else {
+        call(r, reply);
+      }
+    });
   }
 }

@@ -1,8 +1,6 @@
 package dev.portage.proxy.mesh;
 
-import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpRequest;
 import io.netty.util.AsciiString;
 
 /**
@@ -20,10 +18,13 @@ final class GrpcStatus {
 
   private GrpcStatus() {}
 
-  /** Whether the request is gRPC: {@code content-type: application/grpc} or {@code application/grpc+…}. */
-  static boolean isGrpc(HttpRequest request) {
-    String ct = request.headers().get(HttpHeaderNames.CONTENT_TYPE);
-    return ct != null && ct.regionMatches(true, 0, "application/grpc", 0, APPLICATION_GRPC.length());
+  /**
+   * Whether a request whose (first) {@code content-type} is {@code contentType} is gRPC: {@code
+   * application/grpc} or {@code application/grpc+…} (any case).
+   */
+  static boolean isGrpc(CharSequence contentType) {
+    return contentType != null && contentType.length() >= APPLICATION_GRPC.length()
+        && AsciiString.regionMatches(contentType, true, 0, APPLICATION_GRPC, 0, APPLICATION_GRPC.length());
   }
 
   /** The {@code grpc-status} in {@code headers}, or {@link #NONE}. */

@@ -3,7 +3,6 @@ package dev.portage.proxy.mesh;
 import dev.portage.core.http.HopByHopHeaders;
 import dev.portage.core.http.HttpFraming;
 import dev.portage.core.http.HttpProtocol;
-import dev.portage.core.http.LoopExecutor;
 import dev.portage.core.time.Ticker;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -26,11 +25,14 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
+import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.EventExecutor;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CancellationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,7 +51,7 @@ import org.slf4j.LoggerFactory;
  * complete request. Requests are handled one at a time: one that arrives while another is in flight
  * (pipelined, in the same read as the previous body or head) is held and answered in order.
  */
-final class InboundHandler extends ChannelInboundHandlerAdapter {
+final class InboundHandler extends ChannelInboundHandlerAdapter implements Reply, ResponseBody.BodyEnd {
 
   private static final Logger log = LoggerFactory.getLogger(InboundHandler.class);
 
@@ -63,13 +65,19 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
   private final InflightCounter inflight;
   private ProxyRequest current;
   private boolean keepAlive = true;
-  private LoopExecutor loop; // set in handlerAdded
+  private ChannelHandlerContext ctx; // set in handlerAdded
+  private EventExecutor loop; // ctx's
   private ArrayDeque<Object> held; // messages read while a request was in flight (HTTP/1.1)
   private boolean draining;
   private String lastHost; // the previous request's Host and its authority (null: invalid)
   private String lastAuthority;
   private ProxyRequest undispatched; // a request with a body, dispatched at the end of the read
   private boolean responding; // the current request's response head has been written
+  private ResponseBody piped; // the body being relayed to the client, and its request
+  private ProxyRequest pipedRequest;
+  private String metricsAuthority; // the authority and route routeMetrics counts (by identity)
+  private RouteSnapshot metricsRoute;
+  private SidecarMetrics.RouteMetrics routeMetrics;
 
   /** Counts requests between their head and the end of their response, for readiness and tests. */
   interface InflightCounter {
@@ -86,7 +94,8 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void handlerAdded(ChannelHandlerContext ctx) {
-    loop = LoopExecutor.of(ctx.executor());
+    this.ctx = ctx;
+    loop = ctx.executor();
     if (ctx.channel().isActive()) {
       ctx.read();
     }
@@ -194,7 +203,8 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
       writeError(ctx, null, 400, "missing Host header or :authority");
       return;
     }
-    if (secondHost(req, host)) {
+    int seen = scanHeaders(req, host);
+    if ((seen & SECOND_HOST) != 0) {
       writeError(ctx, null, 400, "more than one Host header");
       return;
     }
@@ -238,8 +248,9 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
       }
     }
     HopByHopHeaders.strip(head.headers(), protocol);
-    RequestBody body = new RequestBody(ctx.channel(), hasBody, REPLAY_LIMIT);
-    ProxyRequest r = new ProxyRequest(head, authority, protocol, body, ctx.channel().eventLoop(), ticker.nanoTime());
+    RequestBody body = RequestBody.of(ctx.channel(), hasBody, REPLAY_LIMIT);
+    ProxyRequest r = new ProxyRequest(
+        head, authority, protocol, body, ctx.channel().eventLoop(), ticker.nanoTime(), (seen & GRPC) != 0);
     current = r;
     responding = false;
     inflight.add(1);
@@ -266,25 +277,56 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
   }
 
   private void call(ChannelHandlerContext ctx, ProxyRequest r) {
-    // Inline when the stack completes on this loop (the usual case: the upstream connection is
-    // registered here too); a hop only when it completes elsewhere (timer, discovery).
-    stack.call(r).whenCompleteAsync((resp, err) -> respond(ctx, r, resp, err), loop);
+    stack.call(r, this);
   }
 
+  /** The stack's answer to {@code r}: this connection's handler hears every request's. */
+  @Override
+  public void done(ProxyRequest r, ProxyResponse resp, Throwable err) {
+    // Inline when the stack answers on this loop (the usual case: the upstream connection is
+    // registered here too); a hop only when it answers elsewhere (timer, discovery).
+    if (loop.inEventLoop()) {
+      respond(ctx, r, resp, err);
+    } else {
+      loop.execute(() -> respond(ctx, r, resp, err));
+    }
+  }
+
+  /** {@link #scanHeaders}: the request carries a Host it must not. */
+  private static final int SECOND_HOST = 1;
+
+  /** {@link #scanHeaders}: the request is gRPC ({@link GrpcStatus#isGrpc}). */
+  private static final int GRPC = 2;
+
   /**
-   * Whether the request carries a {@code Host} besides {@code first}: always a 400 in HTTP/1.1 (RFC
-   * 9112 §3.2); over HTTP/2 a {@code host} equal to {@code :authority} is allowed (RFC 9113 §8.3.1).
+   * What one pass over the request's headers tells ({@link #SECOND_HOST}, {@link #GRPC}): whether
+   * it carries a {@code Host} besides {@code first}, always a 400 in HTTP/1.1 (RFC 9112 §3.2), while
+   * over HTTP/2 a {@code host} equal to {@code :authority} is allowed (RFC 9113 §8.3.1); and whether
+   * its first {@code content-type} is gRPC's. One walk over the few headers a request has, where a
+   * lookup by name per question hashes the name and walks its bucket each time.
    */
-  private boolean secondHost(HttpRequest req, String first) {
-    Iterator<? extends CharSequence> hosts = req.headers().valueCharSequenceIterator(HttpHeaderNames.HOST);
-    hosts.next();
-    while (hosts.hasNext()) {
-      CharSequence other = hosts.next();
-      if (protocol == HttpProtocol.HTTP_1_1 || !first.trim().equalsIgnoreCase(other.toString().trim())) {
-        return true;
+  private int scanHeaders(HttpRequest req, String first) {
+    int seen = 0;
+    boolean hostSeen = false;
+    boolean typeSeen = false;
+    Iterator<Map.Entry<CharSequence, CharSequence>> headers = req.headers().iteratorCharSequence();
+    while (headers.hasNext()) {
+      Map.Entry<CharSequence, CharSequence> h = headers.next();
+      CharSequence name = h.getKey();
+      if (AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.HOST)) {
+        if (hostSeen && (protocol == HttpProtocol.HTTP_1_1
+            || !first.trim().equalsIgnoreCase(h.getValue().toString().trim()))) {
+          seen |= SECOND_HOST;
+        }
+        hostSeen = true;
+      } else if (!typeSeen && AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.CONTENT_TYPE)) {
+        typeSeen = true;
+        if (GrpcStatus.isGrpc(h.getValue())) {
+          seen |= GRPC;
+        }
       }
     }
-    return false;
+    return seen;
   }
 
   /**
@@ -343,14 +385,14 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
       finish(ctx, r, false);
       return;
     }
-    long elapsed = ticker.nanoTime() - r.startNanos;
     if (err != null) {
+      long elapsed = ticker.nanoTime() - r.startNanos;
       Throwable e = Failures.unwrap(err);
       ProxyException pe = e instanceof ProxyException p ? p
           : e instanceof CancellationException ? new ProxyException(503, "request cancelled")
           : new ProxyException(502, "upstream failure", e);
       log.debug("{} {} failed: {}", ctx.channel(), r, pe.getMessage());
-      metrics.routeResponse(r.authority, r.route.name(), pe.status(), elapsed);
+      routeMetrics(r).response(pe.status(), elapsed);
       writeError(ctx, r, pe.status(), pe.body());
       return;
     }
@@ -370,16 +412,54 @@ final class InboundHandler extends ChannelInboundHandlerAdapter {
     if (!keepAlive) {
       HttpUtil.setKeepAlive(out, false);
     }
-    metrics.routeResponse(r.authority, r.route.name(), h.status().code(), elapsed);
+    // Request start to response head: the attempt that got the head read the ticker then.
+    routeMetrics(r).response(h.status().code(), r.responseHeadNanos - r.startNanos);
     ctx.write(out, ctx.voidPromise()); // a failed write fails the body's last write too
-    resp.body().pipeTo(ctx.channel(), e -> loop.execute(() -> {
-      if (e != null) {
-        // The head is gone already: closing is the only way left to tell the client.
-        log.debug("{} {}: response body failed: {}", ctx.channel(), r, e.toString());
-        ctx.close();
-      }
+    piped = resp.body();
+    pipedRequest = r;
+    piped.pipeTo(ctx.channel(), this);
+  }
+
+  /** The relay of a response body to the client ended ({@link #respond} started it). */
+  @Override
+  public void ended(ResponseBody body, Throwable e) {
+    if (loop.inEventLoop()) {
+      bodyEnded(body, e);
+    } else {
+      loop.execute(() -> bodyEnded(body, e));
+    }
+  }
+
+  private void bodyEnded(ResponseBody body, Throwable e) {
+    // Only the body of the request being answered can end it; an earlier one (its request was
+    // ended otherwise, the connection is closing) only closes the connection on an error.
+    ProxyRequest r = body == piped ? pipedRequest : null;
+    if (r != null) {
+      piped = null;
+      pipedRequest = null;
+    }
+    if (e != null) {
+      // The head is gone already: closing is the only way left to tell the client.
+      log.debug("{} {}: response body failed: {}", ctx.channel(), r, e.toString());
+      ctx.close();
+    }
+    if (r != null) {
       finish(ctx, r, e == null);
-    }));
+    }
+  }
+
+  /**
+   * The route metrics of {@code r}, looked up only when its authority or route differs from the
+   * previous request's: a keep-alive client asks for the same route again and again.
+   */
+  private SidecarMetrics.RouteMetrics routeMetrics(ProxyRequest r) {
+    RouteSnapshot route = r.route;
+    if (r.authority != metricsAuthority || route != metricsRoute) {
+      routeMetrics = metrics.route(r.authority, route.name());
+      metricsAuthority = r.authority;
+      metricsRoute = route;
+    }
+    return routeMetrics;
   }
 
   private void writeError(ChannelHandlerContext ctx, ProxyRequest r, int status, String text) {

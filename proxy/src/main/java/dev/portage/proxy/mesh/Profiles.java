@@ -37,21 +37,22 @@ final class Profiles implements AutoCloseable {
 
   /** The current profile of {@code authority}; completes when the first one arrives. */
   CompletableFuture<ProfileSnapshot> get(String authority) {
-    Entry e = entry(authority);
+    Entry e = entry(authority, ticker.nanoTime());
     ProfileSnapshot s = e.current;
     return s != null ? CompletableFuture.completedFuture(s) : e.first;
   }
 
   /**
    * The current profile of {@code authority} if it has arrived, else null (then {@link #get} waits
-   * for it); counts as a use, and starts the watch, like {@link #get}. Per request: no future.
+   * for it); counts as a use at {@code now} (a ticker reading the caller already took, such as the
+   * request's start: the last use is kept to a millisecond anyway), and starts the watch, like
+   * {@link #get}. Per request: no future.
    */
-  ProfileSnapshot current(String authority) {
-    return entry(authority).current;
+  ProfileSnapshot current(String authority, long now) {
+    return entry(authority, now).current;
   }
 
-  private Entry entry(String authority) {
-    long now = ticker.nanoTime();
+  private Entry entry(String authority, long now) {
     Entry e = entries.get(authority); // no capturing lambda, no bin lock once the entry exists
     if (e == null) {
       e = entries.computeIfAbsent(authority, a -> {

@@ -29,13 +29,6 @@ class ProxyException extends RuntimeException {
     return body;
   }
 
-  /** No endpoint of the destination is ready; the fail-fast layer decides between waiting and 503. */
-  static final class NoReadyEndpoint extends ProxyException {
-    NoReadyEndpoint(String authority) {
-      super(503, "service in fail-fast", new IllegalStateException("no ready endpoint for " + authority));
-    }
-  }
-
   /** The endpoint could not be reached or failed before its response head; may be retried. */
   static class UpstreamFailure extends ProxyException {
     UpstreamFailure(String what, Throwable cause) {

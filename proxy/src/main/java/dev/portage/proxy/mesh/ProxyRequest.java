@@ -26,15 +26,20 @@ final class ProxyRequest {
   volatile String concreteAuthority;
   /** Times the fail-fast layer found an endpoint ready that the pick then did not get. */
   int readyRechecks;
+  /**
+   * The ticker at the head of the response the stack answers with: set by the attempt that got it,
+   * before its answer goes up (so whoever hears the answer sees it), read for the route latency.
+   */
+  long responseHeadNanos;
 
-  private byte grpc; // 0 unknown, 1 no, 2 yes; only the request's own threads in turn
+  private final boolean grpc;
   private Runnable onCancel; // guarded by this; the one hook most requests ever have
   private List<Runnable> moreOnCancel; // guarded by this; made for a second hook
   private volatile boolean cancelled; // written under this; read without (a check per attempt)
 
   ProxyRequest(
       HttpRequest head, String authority, HttpProtocol protocol, RequestBody body, EventLoop loop,
-      long startNanos) {
+      long startNanos, boolean grpc) {
     this.head = head;
     this.authority = authority;
     this.protocol = protocol;
@@ -42,6 +47,7 @@ final class ProxyRequest {
     this.loop = loop;
     this.startNanos = startNanos;
     this.concreteAuthority = authority;
+    this.grpc = grpc;
   }
 
   /**
@@ -97,12 +103,12 @@ final class ProxyRequest {
     hooks.forEach(Runnable::run);
   }
 
-  /** Whether this is a gRPC request (its responses are classified by {@code grpc-status}). */
+  /**
+   * Whether this is a gRPC request (its responses are classified by {@code grpc-status}), as the
+   * inbound side found it ({@link GrpcStatus#isGrpc}).
+   */
   boolean isGrpc() {
-    if (grpc == 0) {
-      grpc = GrpcStatus.isGrpc(head) ? (byte) 2 : 1;
-    }
-    return grpc == 2;
+    return grpc;
   }
 
   boolean isCancelled() {

@@ -16,14 +16,16 @@ import java.util.List;
  * longer be replayed.
  *
  * <p>Confined to the inbound channel's event loop: {@link #onContent} is called there, {@link #attach}
- * and {@link #detach} hop there. Owns every chunk it holds; {@link #release()} frees them.
+ * and {@link #detach} hop there. Owns every chunk it holds; {@link #release()} frees them. A request
+ * without a body shares one stateless instance ({@link #of}): complete from the start, nothing to
+ * send, replay or free.
  */
 final class RequestBody {
 
   private final Channel inbound;
   private final boolean hasBody;
   private final int replayLimit;
-  private final List<HttpContent> chunks = new ArrayList<>();
+  private final List<HttpContent> chunks;
   private int base; // absolute index of chunks.get(0)
   private long bytes;
   private volatile boolean overflowed;
@@ -33,10 +35,19 @@ final class RequestBody {
   private int sinkPos; // absolute index of the next chunk to write to the sink
   private long attempts;
 
-  RequestBody(Channel inbound, boolean hasBody, int replayLimit) {
+  /** The body of every request without one: no state, so one for all. */
+  private static final RequestBody NONE = new RequestBody(null, false, 0);
+
+  private RequestBody(Channel inbound, boolean hasBody, int replayLimit) {
     this.inbound = inbound;
     this.hasBody = hasBody;
     this.replayLimit = replayLimit;
+    this.chunks = hasBody ? new ArrayList<>() : List.of();
+  }
+
+  /** The body of a request read from {@code inbound}; one shared instance when it has none. */
+  static RequestBody of(Channel inbound, boolean hasBody, int replayLimit) {
+    return hasBody ? new RequestBody(inbound, true, replayLimit) : NONE;
   }
 
   /** Whether a body follows the head at all. */
@@ -44,28 +55,20 @@ final class RequestBody {
     return hasBody;
   }
 
-  /** Whether the whole body has been received from the client. */
+  /** Whether the whole body has been received from the client (at once when there is none). */
   boolean isComplete() {
-    return complete;
+    return !hasBody || complete;
   }
 
   /** Whether another attempt could send the body again from the start. */
   boolean replayable() {
-    return !overflowed && !released;
+    return !hasBody || (!overflowed && !released);
   }
 
   /** A chunk read from the client; ownership passes to this body. */
   void onContent(HttpContent content) {
-    if (released) {
-      content.release();
-      return;
-    }
-    if (!hasBody) {
-      // Only the decoder's empty end of a bodiless request: nothing to send or replay, and no
-      // list to grow for it on every GET.
-      if (content instanceof LastHttpContent) {
-        complete = true;
-      }
+    if (!hasBody || released) {
+      // Without a body only the decoder's empty end comes: nothing to send or replay.
       content.release();
       return;
     }
@@ -85,6 +88,9 @@ final class RequestBody {
    * checked {@link #replayable()} for every attempt but the first.
    */
   void attach(Channel upstream) {
+    if (!hasBody) {
+      return;
+    }
     LoopExecutor.run(inbound.eventLoop(), () -> {
       if (released) {
         return;
@@ -106,21 +112,35 @@ final class RequestBody {
 
   /** Stops sending to {@code upstream} (any thread); a no-op if another attempt took over. */
   void detach(Channel upstream) {
-    LoopExecutor.run(inbound.eventLoop(), () -> {
-      if (sink == upstream) {
-        sink = null;
-      }
-    });
+    if (!hasBody) {
+      return;
+    }
+    if (inbound.eventLoop().inEventLoop()) {
+      detachNow(upstream); // the usual case, without a task object per request
+    } else {
+      inbound.eventLoop().execute(() -> detachNow(upstream));
+    }
+  }
+
+  private void detachNow(Channel upstream) {
+    if (sink == upstream) {
+      sink = null;
+    }
   }
 
   /** Frees the replay buffer; later chunks are dropped. On the inbound event loop. */
   void release() {
+    if (!hasBody) {
+      return;
+    }
     released = true;
     sink = null;
-    for (HttpContent c : chunks) {
-      c.release();
+    if (!chunks.isEmpty()) {
+      for (HttpContent c : chunks) {
+        c.release();
+      }
+      chunks.clear();
     }
-    chunks.clear();
   }
 
   private void flush() {

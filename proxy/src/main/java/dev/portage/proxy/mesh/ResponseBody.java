@@ -1,11 +1,12 @@
 package dev.portage.proxy.mesh;
 
 import dev.portage.core.http.HttpStream;
-import dev.portage.core.http.LoopExecutor;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.FullHttpResponse;
@@ -26,9 +27,10 @@ import java.util.ArrayDeque;
  * #discard} hop there. Chunks read before a sink is attached are held (one read's worth) and freed
  * on discard. How the response ended (the {@code grpc-status} of its trailers, an upstream error, a
  * discard) is kept for the classification of the exchange. As a {@link Runnable} it discards, so it
- * can be a request's cancel hook as it is.
+ * can be a request's cancel hook as it is; as a {@link ChannelFutureListener} it hears the last
+ * write to the sink.
  */
-final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnable {
+final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnable, ChannelFutureListener {
 
   /**
    * What the dispatcher of the exchange hears, on the upstream event loop: exactly one of {@link
@@ -47,10 +49,11 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
 
   /**
    * Told once, on the upstream event loop, how the relay to the sink given to {@link #pipeTo}
-   * ended: {@code cause} null when the body was written whole, else why it was not.
+   * ended: {@code body} is the response piped (one object can hear many in turn), {@code cause}
+   * null when the body was written whole, else why it was not.
    */
   interface BodyEnd {
-    void ended(Throwable cause);
+    void ended(ResponseBody body, Throwable cause);
   }
 
   private final HttpStream stream;
@@ -60,7 +63,10 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
   private boolean completed;
   private Throwable endCause; // why the exchange ended short, once completed
   private boolean headDone;
-  private final ArrayDeque<HttpContent> held = new ArrayDeque<>(2); // a read's worth at most
+  // Chunks read but not written yet, a read's worth at most, oldest first: the first in a field
+  // (a small response never needs more), later ones in a queue made for them.
+  private HttpContent heldFirst;
+  private ArrayDeque<HttpContent> heldMore;
   private boolean keepAlive = true;
   private boolean ended;
   private boolean discarded;
@@ -68,6 +74,8 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
   private HttpResponse head; // the final head given to the listener
   private int trailerGrpcStatus = GrpcStatus.NONE;
   private Throwable upstreamError; // the upstream failed mid-body
+  private boolean reusable; // set with the last write: whether the stream may go back to the pool
+  private ChannelFutureListener readMore; // reads again after a write that was not the last
 
   ResponseBody(HttpStream stream, RequestBody request, Listener listener) {
     this.stream = stream;
@@ -105,7 +113,7 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
       HttpResponse h = response;
       if (msg instanceof FullHttpResponse full) {
         h = new DefaultHttpResponse(full.protocolVersion(), full.status(), full.headers());
-        held.add(new DefaultLastHttpContent(full.content(), full.trailingHeaders()));
+        hold(new DefaultLastHttpContent(full.content(), full.trailingHeaders()));
       }
       headDone = true;
       head = h;
@@ -113,7 +121,7 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
       return;
     }
     if (msg instanceof HttpContent content) {
-      held.add(content);
+      hold(content);
       flush();
     } else {
       ReferenceCountUtil.release(msg);
@@ -174,39 +182,49 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
 
   /** Streams the body to {@code sink} (any thread); {@code end} hears how that ended. */
   void pipeTo(Channel sink, BodyEnd end) {
-    LoopExecutor.run(stream.channel().eventLoop(), () -> {
-      this.end = end;
-      if (completed) {
-        end.ended(endCause);
-        return;
-      }
-      this.sink = sink;
-      if (held.isEmpty() && !ended) {
-        stream.channel().read();
-      } else {
-        flush();
-      }
-    });
+    EventLoop loop = stream.channel().eventLoop();
+    if (loop.inEventLoop()) {
+      pipeNow(sink, end); // the usual case: both sides on one loop, no task object
+    } else {
+      loop.execute(() -> pipeNow(sink, end));
+    }
+  }
+
+  private void pipeNow(Channel sink, BodyEnd end) {
+    this.end = end;
+    if (completed) {
+      end.ended(this, endCause);
+      return;
+    }
+    this.sink = sink;
+    if (nothingHeld() && !ended) {
+      stream.channel().read();
+    } else {
+      flush();
+    }
   }
 
   /** Drops the body and aborts the stream (any thread). */
   void discard() {
-    LoopExecutor.run(stream.channel().eventLoop(), () -> {
-      if (discarded) {
-        return;
-      }
-      discarded = true;
-      releaseHeld();
-      if (!headDone) {
-        headDone = true;
-        listener.failed(new java.util.concurrent.CancellationException("request cancelled"));
-      }
-      if (!ended) {
-        ended = true;
-        stream.abort();
-      }
-      complete(null);
-    });
+    EventLoop loop = stream.channel().eventLoop();
+    if (!loop.inEventLoop()) {
+      loop.execute(this); // run() discards
+      return;
+    }
+    if (discarded) {
+      return;
+    }
+    discarded = true;
+    releaseHeld();
+    if (!headDone) {
+      headDone = true;
+      listener.failed(new java.util.concurrent.CancellationException("request cancelled"));
+    }
+    if (!ended) {
+      ended = true;
+      stream.abort();
+    }
+    complete(null);
   }
 
   private void flush() {
@@ -216,8 +234,8 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
     }
     ChannelFuture last = null;
     boolean end = false;
-    while (!held.isEmpty()) {
-      HttpContent c = held.poll();
+    HttpContent c;
+    while ((c = nextHeld()) != null) {
       if (c instanceof LastHttpContent lc) {
         end = true;
         if (!lc.trailingHeaders().isEmpty()) {
@@ -232,26 +250,33 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
     s.flush();
     if (end) {
       ended = true;
-      boolean reusable = keepAlive && request.isComplete();
-      last.addListener(f -> {
-        if (f.isSuccess()) {
-          stream.release(reusable);
-          complete(null);
-        } else {
-          discarded = true; // the client went away: nothing to hold against the endpoint
-          stream.abort();
-          complete(f.cause());
-        }
-      });
+      reusable = keepAlive && request.isComplete();
+      last.addListener(this); // operationComplete: the last write's outcome
     } else {
-      last.addListener(f -> {
-        if (f.isSuccess()) {
-          stream.channel().read();
-        } else {
-          // The client side failed, not the endpoint.
-          stream.channel().eventLoop().execute(() -> fail(f.cause(), false));
-        }
-      });
+      if (readMore == null) {
+        readMore = f -> {
+          if (f.isSuccess()) {
+            stream.channel().read();
+          } else {
+            // The client side failed, not the endpoint.
+            stream.channel().eventLoop().execute(() -> fail(f.cause(), false));
+          }
+        };
+      }
+      last.addListener(readMore);
+    }
+  }
+
+  /** The last write of the body to the sink completed: the stream goes back, or is aborted. */
+  @Override
+  public void operationComplete(ChannelFuture f) {
+    if (f.isSuccess()) {
+      stream.release(reusable);
+      complete(null);
+    } else {
+      discarded = true; // the client went away: nothing to hold against the endpoint
+      stream.abort();
+      complete(f.cause());
     }
   }
 
@@ -282,14 +307,38 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
     endCause = cause;
     BodyEnd e = end;
     if (e != null) {
-      e.ended(cause); // the client side hears first, then the exchange (as it always has)
+      e.ended(this, cause); // the client side hears first, then the exchange (as it always has)
     }
     listener.ended();
   }
 
+  private void hold(HttpContent c) {
+    if (heldFirst == null && (heldMore == null || heldMore.isEmpty())) {
+      heldFirst = c;
+    } else {
+      if (heldMore == null) {
+        heldMore = new ArrayDeque<>(2);
+      }
+      heldMore.add(c);
+    }
+  }
+
+  private HttpContent nextHeld() {
+    HttpContent c = heldFirst;
+    if (c != null) {
+      heldFirst = null;
+      return c;
+    }
+    return heldMore == null ? null : heldMore.poll();
+  }
+
+  private boolean nothingHeld() {
+    return heldFirst == null && (heldMore == null || heldMore.isEmpty());
+  }
+
   private void releaseHeld() {
     HttpContent c;
-    while ((c = held.poll()) != null) {
+    while ((c = nextHeld()) != null) {
       c.release();
     }
   }

@@ -1,7 +1,5 @@
 package dev.portage.proxy.mesh;
 
-import java.util.concurrent.CompletableFuture;
-
 /**
  * Retry layer: on a retryable route, an attempt whose response the route classifies as a failure
  * (its response classes, else a 5xx or a gRPC failure status in a trailers-only response), or that
@@ -21,46 +19,47 @@ final class RetryLayer implements Service {
   }
 
   @Override
-  public CompletableFuture<ProxyResponse> call(ProxyRequest r) {
+  public void call(ProxyRequest r, Reply reply) {
     RouteSnapshot route = r.route;
     RetryBudget budget = r.profile.budget();
     if (!route.retryable() || budget == null) {
-      return inner.call(r);
+      inner.call(r, reply);
+      return;
     }
     budget.deposit();
-    CompletableFuture<ProxyResponse> result = new CompletableFuture<>();
-    attempt(r, route, budget, result);
-    return result;
+    inner.call(r, new Attempts(route, budget, reply));
   }
 
-  private void attempt(
-      ProxyRequest r, RouteSnapshot route, RetryBudget budget, CompletableFuture<ProxyResponse> result) {
-    inner.call(r).whenComplete((resp, err) -> {
-      Throwable e = err == null ? null : Failures.unwrap(err);
+  /** One retryable request's attempts: each answer is passed on or sent again. */
+  private final class Attempts implements Reply {
+    private final RouteSnapshot route;
+    private final RetryBudget budget;
+    private final Reply reply;
+
+    Attempts(RouteSnapshot route, RetryBudget budget, Reply reply) {
+      this.route = route;
+      this.budget = budget;
+      this.reply = reply;
+    }
+
+    @Override
+    public void done(ProxyRequest r, ProxyResponse resp, Throwable e) {
       boolean failed =
           resp != null ? route.isFailure(resp.head(), r.isGrpc()) : e instanceof ProxyException.UpstreamFailure;
       if (!failed || r.isCancelled() || !r.body.replayable()) {
-        complete(result, resp, e);
+        reply.done(r, resp, e);
         return;
       }
       if (!budget.tryWithdraw()) {
         metrics.budgetExhausted(r.authority, route.name());
-        complete(result, resp, e);
+        reply.done(r, resp, e);
         return;
       }
       metrics.retry(r.authority, route.name());
       if (resp != null) {
         resp.body().discard();
       }
-      attempt(r, route, budget, result);
-    });
-  }
-
-  private static void complete(CompletableFuture<ProxyResponse> result, ProxyResponse resp, Throwable e) {
-    if (e != null) {
-      result.completeExceptionally(e);
-    } else if (!result.complete(resp)) {
-      resp.body().discard();
+      inner.call(r, this);
     }
   }
 }

@@ -26,15 +26,17 @@ final class RouteLayer implements Service {
   }
 
   @Override
-  public CompletableFuture<ProxyResponse> call(ProxyRequest r) {
-    ProfileSnapshot known = profiles.current(r.authority);
+  public void call(ProxyRequest r, Reply reply) {
+    ProfileSnapshot known = profiles.current(r.authority, r.startNanos);
     if (known != null) {
       // The usual case once the profile is known: no future per request.
-      return route(r, known);
+      route(r, known, reply);
+      return;
     }
     CompletableFuture<ProfileSnapshot> profile = profiles.get(r.authority);
     if (profile.isDone() && !profile.isCompletedExceptionally()) {
-      return route(r, profile.resultNow());
+      route(r, profile.resultNow(), reply);
+      return;
     }
     if (!profile.isDone()) {
       CompletableFuture<ProfileSnapshot> bounded = new CompletableFuture<>();
@@ -46,12 +48,18 @@ final class RouteLayer implements Service {
       });
       profile = bounded;
     }
-    return profile.thenCompose(p -> route(r, p));
+    profile.whenComplete((p, err) -> {
+      if (err != null) {
+        reply.done(r, null, Failures.unwrap(err));
+      } else {
+        route(r, p, reply);
+      }
+    });
   }
 
-  private CompletableFuture<ProxyResponse> route(ProxyRequest r, ProfileSnapshot p) {
+  private void route(ProxyRequest r, ProfileSnapshot p, Reply reply) {
     r.profile = p;
     r.route = p.route(r.head);
-    return inner.call(r);
+    inner.call(r, reply);
   }
 }

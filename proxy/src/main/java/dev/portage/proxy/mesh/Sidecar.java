@@ -195,8 +195,8 @@ public final class Sidecar implements AutoCloseable {
             new RetryLayer(metrics,                                   // retryable routes, within the budget
                 new SplitLayer(random,                                // dst_overrides traffic split
                     new FailFastLayer(discovery, time.scheduler(), failfast, metrics, // wait for a ready endpoint, then 503
-                        requeue -> new BalanceLayer(discovery, time.ticker(), metrics, // discover + P2C over ready endpoints;
-                            dispatch, requeue))))));                               // a failed connect goes around again
+                        requeue -> new BalanceLayer(time.ticker(), metrics, dispatch, // P2C over ready endpoints;
+                            requeue))))));                                      // a failed connect goes around again
   }
 
   /**

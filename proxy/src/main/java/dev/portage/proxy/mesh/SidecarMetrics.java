@@ -197,13 +197,6 @@ final class SidecarMetrics {
     return m;
   }
 
-  /** A response sent to the client: counted by status class, latency observed. */
-  void routeResponse(String authority, String route, int status, long nanos) {
-    RouteMetrics m = route(authority, route);
-    m.requests.get(status).inc();
-    m.latency.get().observe(nanos / 1e9);
-  }
-
   void retry(String authority, String route) {
     route(authority, route).retries.get().inc();
   }
@@ -217,7 +210,8 @@ final class SidecarMetrics {
     failFast.labelValues(authority).inc();
   }
 
-  private RouteMetrics route(String authority, String route) {
+  /** The data points of one route of {@code authority}, resolved once; may be held and reused. */
+  RouteMetrics route(String authority, String route) {
     return children(routes, authority, route, RouteMetrics::new);
   }
 
@@ -289,7 +283,7 @@ final class SidecarMetrics {
    * The data points of one route. Each is resolved on first use only, so a series appears in the
    * exposition when it is first counted, as with a direct label lookup.
    */
-  private final class RouteMetrics {
+  final class RouteMetrics {
     final ByStatusClass requests;
     final LazyPoint<PerThreadHistogram.Series> latency;
     final LazyPoint<CounterDataPoint> retries;
@@ -301,6 +295,12 @@ final class SidecarMetrics {
       retries = new LazyPoint<>(() -> SidecarMetrics.this.retries.labelValues(authority, route));
       budgetExhausted =
           new LazyPoint<>(() -> SidecarMetrics.this.budgetExhausted.labelValues(authority, route));
+    }
+
+    /** A response sent to the client after {@code nanos}: counted by status class, latency observed. */
+    void response(int status, long nanos) {
+      requests.get(status).inc();
+      latency.get().observe(nanos / 1e9);
     }
   }
 

@@ -2,7 +2,6 @@ package dev.portage.proxy.mesh;
 
 import dev.portage.api.linkerd.destination.WeightedDst;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.random.RandomGenerator;
 
 /**
@@ -22,9 +21,9 @@ final class SplitLayer implements Service {
   }
 
   @Override
-  public CompletableFuture<ProxyResponse> call(ProxyRequest r) {
+  public void call(ProxyRequest r, Reply reply) {
     r.concreteAuthority = choose(r.profile.overrides(), r.authority);
-    return inner.call(r);
+    inner.call(r, reply);
   }
 
   private String choose(List<WeightedDst> overrides, String own) {

@@ -177,6 +177,47 @@ class SidecarMetricsIntegrationTest {
   }
 
   @Test
+  void eachRequestOfAKeepAliveConnectionCountsUnderItsOwnAuthorityAndRoute() throws Exception {
+    mesh = new MeshFixture(clock.timeSource(), SidecarConfig.BalancerKind.P2C_EWMA);
+    mesh.service("web");
+    mesh.service("api");
+    Backend a = mesh.backend("a");
+    mesh.endpoints("web", a);
+    mesh.endpoints("api", a);
+    String api = authority("api");
+    try (java.net.Socket s = new java.net.Socket("127.0.0.1", mesh.sidecar.outboundAddress().getPort())) {
+      s.setSoTimeout(10_000);
+      assertThat(exchange(s, WEB, "/named")).isEqualTo(200);
+      // A profile arrives while the connection is open: its route takes the next requests.
+      mesh.profile("web", """
+          routes:
+          - name: named
+            condition: {pathRegex: /named}
+          """);
+      await().atMost(10, TimeUnit.SECONDS).until(() -> mesh.sidecar.profiles().peek(WEB).routes().size() == 1);
+      for (String[] request : new String[][] {{WEB, "/named"}, {WEB, "/other"}, {api, "/named"}, {WEB, "/named"}}) {
+        assertThat(exchange(s, request[0], request[1])).isEqualTo(200);
+      }
+    }
+
+    String text = scrape();
+    String total = "portage_sidecar_route_requests_total";
+    String ok = ",status_class=\"2xx\"";
+    assertThat(sample(text, total, "authority=\"" + WEB + "\",route=\"named\"" + ok)).isEqualTo(2.0);
+    assertThat(sample(text, total, "authority=\"" + WEB + "\",route=\"default\"" + ok)).isEqualTo(2.0);
+    assertThat(sample(text, total, "authority=\"" + api + "\",route=\"default\"" + ok)).isEqualTo(1.0);
+    assertThat(sample(text, "portage_sidecar_route_response_latency_seconds_count",
+        "authority=\"" + WEB + "\",route=\"named\"")).isEqualTo(2.0);
+  }
+
+  /** One request on the open connection {@code s}; its response's status. */
+  private static int exchange(java.net.Socket s, String authority, String path) throws Exception {
+    s.getOutputStream().write(("GET " + path + " HTTP/1.1\r\nHost: " + authority + "\r\n\r\n")
+        .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+    return RawHttp.read(s.getInputStream()).status();
+  }
+
+  @Test
   void linkerdProbePathsAnswerAsLinkerdsProxyDoes() throws Exception {
     mesh = new MeshFixture(clock.timeSource(), SidecarConfig.BalancerKind.P2C_EWMA);
     HttpResponse<String> live = admin("/live");
@@ -228,6 +269,33 @@ class SidecarMetricsIntegrationTest {
       assertThat(sampleWith(text, "outbound_http_balancer_endpoints", web, "endpoint_state=\"ready\"")).isEqualTo(1.0);
       assertThat(sampleWith(text, "outbound_http_balancer_endpoints", web, "endpoint_state=\"pending\"")).isEqualTo(0.0);
       assertThat(sample(text, "portage_sidecar_endpoint_ready", labels("127.0.0.1:" + a.port()))).isEqualTo(1.0);
+    }
+  }
+
+  @Test
+  void aRequestIsGrpcByItsFirstContentTypeWhateverItsCaseOrPlaceAmongTheHeaders() throws Exception {
+    mesh = new MeshFixture(clock.timeSource(), SidecarConfig.BalancerKind.ROUND_ROBIN);
+    mesh.service("rpc");
+    try (ScriptedBackend rpc = new ScriptedBackend(() -> ScriptedBackend.chunkedWithTrailers("", "grpc-status: 14"))) {
+      mesh.endpoint("rpc", "r", rpc.port());
+      String rpcAuthority = MeshFixture.authority("rpc");
+      String[][] requests = {
+          {"User-Agent: t", "Content-Type: Application/GRPC+proto"}, // gRPC: its trailers count
+          {"content-type: text/plain", "content-type: application/grpc"}, // the first one decides
+          {"User-Agent: t"}}; // no content type at all
+      for (String[] headers : requests) {
+        assertThat(RawHttp.send(mesh.sidecar.outboundAddress(), "POST", rpcAuthority, "/pkg.Svc/Call", new byte[5],
+            headers).status()).isEqualTo(200);
+      }
+
+      String rpcTarget = "target_addr=\"127.0.0.1:" + rpc.port() + "\"";
+      await().atMost(10, TimeUnit.SECONDS).until(() ->
+          sampleWith(scrape(), "response_total", rpcTarget, "status_code=\"200\"", "classification=\"success\"") == 2.0);
+      String text = scrape();
+      assertThat(sampleWith(text, "response_total", rpcTarget, "status_code=\"200\"", "classification=\"failure\"",
+          "grpc_status=\"14\"")).isEqualTo(1.0);
+      assertThat(sampleWith(text, "response_total", rpcTarget, "classification=\"success\"", "grpc_status=\"\""))
+          .isEqualTo(2.0);
     }
   }
 }
