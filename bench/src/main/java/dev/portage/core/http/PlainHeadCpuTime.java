@@ -115,7 +115,7 @@ public final class PlainHeadCpuTime {
     runs.add(() -> {
       int same = 0;
       for (int i = 0; i < 8; i++) {
-        if (sameChars(headerValues[i], wire, starts[i], kept[i].length)) {
+        if (PlainHead.sameBytes(headerValues[i], wire, starts[i], kept[i].length)) {
           same++;
         }
       }
@@ -172,17 +172,6 @@ public final class PlainHeadCpuTime {
     return h.size();
   }
 
-  private static boolean sameChars(String s, byte[] a, int start, int length) {
-    if (s.length() != length) {
-      return false;
-    }
-    for (int i = 0; i < length; i++) {
-      if (s.charAt(i) != (a[start + i] & 0xff)) {
-        return false;
-      }
-    }
-    return true;
-  }
 
   /** Netty's headers with a smaller hash table than its default 16 buckets. */
   private static final class Presized extends DefaultHttpHeaders {

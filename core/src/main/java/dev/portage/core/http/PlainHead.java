@@ -375,7 +375,7 @@ final class PlainHead {
     return value;
   }
 
-  private static boolean sameBytes(String s, byte[] a, int start, int length) {
+  static boolean sameBytes(String s, byte[] a, int start, int length) {
     if (s.length() != length) {
       return false;
     }
