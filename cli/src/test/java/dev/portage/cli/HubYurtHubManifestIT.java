@@ -3,6 +3,7 @@ package dev.portage.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.portage.core.testing.MockApiServers;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
@@ -144,7 +145,7 @@ class HubYurtHubManifestIT {
       if (hub != null && hub.isAlive()) {
         hub.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
       }
-      api.destroy();
+      MockApiServers.destroy(api);
     }
   }
 

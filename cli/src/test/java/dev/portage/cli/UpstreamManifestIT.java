@@ -11,6 +11,7 @@ import dev.portage.api.konnectivity.Packet;
 import dev.portage.api.konnectivity.PacketType;
 import dev.portage.api.konnectivity.ProxyServiceGrpc;
 import dev.portage.core.net.NettyTransport;
+import dev.portage.core.testing.MockApiServers;
 import io.fabric8.kubernetes.api.model.authentication.TokenReview;
 import io.fabric8.kubernetes.api.model.authentication.TokenReviewBuilder;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
@@ -99,7 +100,7 @@ class UpstreamManifestIT {
       }
     }
     backend.close();
-    api.destroy();
+    MockApiServers.destroy(api);
   }
 
   /** The backend the client reaches through the tunnel: echoes every connection. */

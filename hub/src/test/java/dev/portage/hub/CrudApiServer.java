@@ -1,5 +1,6 @@
 package dev.portage.hub;
 
+import dev.portage.core.testing.MockApiServers;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
@@ -46,7 +47,7 @@ final class CrudApiServer implements AutoCloseable {
   /** Stops listening; the objects stay for {@link #startAgain}. */
   void stop() {
     if (server != null) {
-      server.destroy();
+      MockApiServers.destroy(server);
       server = null;
     }
   }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.portage.core.admin.DashboardJson;
+import dev.portage.core.testing.MockApiServers;
 import dev.portage.core.time.FakeClock;
 import dev.portage.hub.remote.Upstreams;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
@@ -48,7 +49,7 @@ class DashboardStateIntegrationTest {
   @AfterEach
   void tearDown() {
     hub.close();
-    upstream.destroy();
+    MockApiServers.destroy(upstream);
     http.close();
   }
 
@@ -87,7 +88,7 @@ class DashboardStateIntegrationTest {
     assertThat((Long) kubelet.get("bytes")).isPositive();
     assertThat(cached.fields("Hub")).containsEntry("cache bytes", kubelet.get("bytes"));
 
-    upstream.destroy();
+    MockApiServers.destroy(upstream);
     await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
       clock.advance(Duration.ofSeconds(10)); // one health-check interval
       return !hub.cloudHealthy();

@@ -3,6 +3,7 @@ package dev.portage.hub;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.portage.core.testing.MockApiServers;
 import dev.portage.core.time.FakeClock;
 import io.fabric8.kubernetes.api.model.APIGroupListBuilder;
 import io.fabric8.kubernetes.api.model.APIResourceBuilder;
@@ -62,7 +63,7 @@ class EdgeHubDiscoveryTest {
       hub.close();
     }
     if (upstream != null) {
-      upstream.destroy();
+      MockApiServers.destroy(upstream);
     }
   }
 
@@ -117,7 +118,7 @@ class EdgeHubDiscoveryTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(
         dir.resolve("cache/.discovery").resolve("%2Fapis%2Fapps%2Fv1")));
 
-    upstream.destroy();
+    MockApiServers.destroy(upstream);
     upstream = null;
     await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> {
       clock.advance(Duration.ofSeconds(10));

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.portage.core.testing.MockApiServers;
 import dev.portage.core.time.FakeClock;
 import dev.portage.hub.remote.Upstreams;
 import io.fabric8.kubernetes.api.model.APIGroupListBuilder;
@@ -88,7 +89,7 @@ class EdgeHubIntegrationTest {
       hub.close();
     }
     if (upstream != null) {
-      upstream.destroy();
+      MockApiServers.destroy(upstream);
     }
   }
 
@@ -247,7 +248,7 @@ class EdgeHubIntegrationTest {
     assertThat(listAfterWatch).contains("pod/web-2").hasSize(4);
 
     // Upstream down: the same commands answer the same objects from the cache.
-    upstream.destroy();
+    MockApiServers.destroy(upstream);
     upstream = null;
     assertThat(names()).isEqualTo(listAfterWatch);
     assertThat(kubectl("get", "pod", "web-0", "-o", "yaml")).isEqualTo(yaml);

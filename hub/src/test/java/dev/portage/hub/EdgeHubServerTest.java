@@ -3,6 +3,7 @@ package dev.portage.hub;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.portage.core.testing.MockApiServers;
 import dev.portage.core.time.FakeClock;
 import dev.portage.hub.remote.Upstreams;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
@@ -59,7 +60,7 @@ class EdgeHubServerTest {
   @AfterEach
   void tearDown() {
     hub.close();
-    upstream.destroy();
+    MockApiServers.destroy(upstream);
   }
 
   private HttpResponse<String> send(HttpRequest.Builder b) throws Exception {

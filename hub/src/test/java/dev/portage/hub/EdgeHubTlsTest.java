@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.portage.core.net.TlsContexts;
+import dev.portage.core.testing.MockApiServers;
 import dev.portage.core.time.FakeClock;
 import dev.portage.hub.bootstrap.NodeBootstrap;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -93,7 +94,7 @@ class EdgeHubTlsTest {
     if (front != null) {
       front.close();
     }
-    apiServer.destroy();
+    MockApiServers.destroy(apiServer);
   }
 
   private EdgeHub startHub(Path clientCert, Path clientKey) throws Exception {

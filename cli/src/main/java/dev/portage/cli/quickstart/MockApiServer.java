@@ -143,7 +143,13 @@ public final class MockApiServer implements AutoCloseable {
   /** Stops the server (connections are closed); its objects are kept. Idempotent. */
   public synchronized void offline() {
     if (server != null) {
-      server.destroy();
+      try {
+        server.destroy();
+      } catch (IllegalStateException e) {
+        // The mock gives its Vert.x server 10 s to close; on a busy host that can run out. The
+        // port still closes in the background, and the demo goes on.
+        log.warn("mock API server {} did not close cleanly: {}", url(), e.toString());
+      }
       server = null;
       log.info("mock API server {} is offline", url());
     }

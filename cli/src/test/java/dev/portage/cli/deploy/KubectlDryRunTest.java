@@ -3,6 +3,7 @@ package dev.portage.cli.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.portage.core.testing.MockApiServers;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
@@ -78,7 +79,7 @@ class KubectlDryRunTest {
   @AfterEach
   void stopApiServer() {
     if (server != null) {
-      server.destroy();
+      MockApiServers.destroy(server);
     }
   }
 

@@ -9,11 +9,11 @@ import dev.portage.api.linkerd.destination.Update;
 import dev.portage.api.linkerd.net.TcpAddress;
 import dev.portage.control.ControlPlane;
 import dev.portage.control.ControlPlaneConfig;
+import dev.portage.core.testing.MockApiServerExtension;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -28,13 +28,14 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The control plane with the Kubernetes source against fabric8's mock API server (CRUD mode): Services
  * and EndpointSlices created through the Kubernetes API reach Destination {@code Get} streams.
  */
-@EnableKubernetesMockClient(crud = true)
+@ExtendWith(MockApiServerExtension.class)
 class DestinationKubernetesEndToEndTest {
 
   KubernetesMockServer server;

@@ -8,6 +8,7 @@ import dev.portage.api.dds.RuleServiceGrpc;
 import dev.portage.api.dds.rules.AuthenticationPolicyToClient;
 import dev.portage.api.dds.rules.AuthorizationPolicyToClient;
 import dev.portage.control.store.ResourceStore;
+import dev.portage.core.testing.MockApiServers;
 import dev.portage.core.time.FakeClock;
 import io.fabric8.kubernetes.api.model.authentication.TokenReview;
 import io.fabric8.kubernetes.api.model.authentication.TokenReviewBuilder;
@@ -68,7 +69,7 @@ class RuleServerAuthTest {
     }
     reviews.shutdownNow();
     kube.close();
-    k8s.destroy();
+    MockApiServers.destroy(k8s);
   }
 
   private static TokenReview review(String token) {

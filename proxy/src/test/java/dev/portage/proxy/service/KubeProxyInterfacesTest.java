@@ -3,9 +3,9 @@ package dev.portage.proxy.service;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.portage.core.testing.MockApiServerExtension;
 import dev.portage.core.time.FakeClock;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -15,13 +15,14 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * kube-proxy's interfaces a node's tooling reads: the health server ({@code /healthz} and {@code
  * /livez} with kube-proxy's JSON and semantics), {@code /proxyMode}, and the {@code kubeproxy_}
  * metrics, here with the userspace relay (listeners only, no kernel rules).
  */
-@EnableKubernetesMockClient(crud = true)
+@ExtendWith(MockApiServerExtension.class)
 class KubeProxyInterfacesTest {
 
   static KubernetesClient client;

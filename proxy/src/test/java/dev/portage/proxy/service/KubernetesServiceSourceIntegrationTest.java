@@ -3,6 +3,7 @@ package dev.portage.proxy.service;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.portage.core.testing.MockApiServerExtension;
 import dev.portage.core.time.FakeClock;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
@@ -12,7 +13,6 @@ import dev.portage.proxy.service.model.Protocol;
 import dev.portage.proxy.service.model.ServiceEndpoint;
 import dev.portage.proxy.service.model.ServicePort;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -25,12 +25,13 @@ import java.util.concurrent.Callable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Services and EndpointSlices from a Kubernetes API mock server (CRUD mode) drive the userspace relay
  * (listeners only: the kernel's redirects are tested in the network namespace tests).
  */
-@EnableKubernetesMockClient(crud = true)
+@ExtendWith(MockApiServerExtension.class)
 class KubernetesServiceSourceIntegrationTest {
 
   static KubernetesClient client;

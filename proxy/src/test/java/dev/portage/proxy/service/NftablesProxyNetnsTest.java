@@ -4,9 +4,9 @@ import static dev.portage.proxy.service.KubeObjects.endpoint;
 import static dev.portage.proxy.service.KubeObjects.slice;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.portage.core.testing.MockApiServerExtension;
 import dev.portage.core.time.FakeClock;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
@@ -16,13 +16,14 @@ import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The nftables data plane on a real kernel: pods in network namespaces, Services and EndpointSlices
  * in a Kubernetes API mock server, real TCP and UDP to ClusterIPs and NodePorts from a pod and from
  * the node while Services change.
  */
-@EnableKubernetesMockClient(crud = true)
+@ExtendWith(MockApiServerExtension.class)
 class NftablesProxyNetnsTest {
 
   static KubernetesClient client;

@@ -4,21 +4,22 @@ import static dev.portage.proxy.service.KubeObjects.endpoint;
 import static dev.portage.proxy.service.KubeObjects.slice;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.portage.core.testing.MockApiServerExtension;
 import dev.portage.core.time.FakeClock;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The userspace relay serving Kubernetes Services on a real kernel: nftables redirects each
  * ClusterIP:port and NodePort to the relay's own listener for that Service port, so two Services on
  * port 80 no longer fight over one bind.
  */
-@EnableKubernetesMockClient(crud = true)
+@ExtendWith(MockApiServerExtension.class)
 class UserspaceProxyNetnsTest {
 
   static KubernetesClient client;

@@ -3,11 +3,11 @@ package dev.portage.tunnel.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.portage.core.testing.MockApiServerExtension;
 import dev.portage.core.time.FakeClock;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Duration;
 import java.time.Instant;
@@ -18,9 +18,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Server lease counting against a Kubernetes API mock (CRUD mode). */
-@EnableKubernetesMockClient(crud = true)
+@ExtendWith(MockApiServerExtension.class)
 class LeaseCounterIntegrationTest {
   private static final String LABEL = "k8s-app=konnectivity-server";
 

@@ -2,11 +2,11 @@ package dev.portage.tunnel.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.portage.core.testing.MockApiServerExtension;
 import dev.portage.core.time.FakeClock;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -14,9 +14,10 @@ import java.time.ZonedDateTime;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Server leases against fabric8's mock API server in CRUD mode, on a fake clock. */
-@EnableKubernetesMockClient(crud = true)
+@ExtendWith(MockApiServerExtension.class)
 class LeaseControllerIntegrationTest {
   private static final Map<String, String> LABELS = Map.of("k8s-app", "konnectivity-server");
   KubernetesClient client;

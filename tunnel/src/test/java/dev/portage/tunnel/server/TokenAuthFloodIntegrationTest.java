@@ -3,6 +3,7 @@ package dev.portage.tunnel.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.portage.core.testing.MockApiServers;
 import dev.portage.core.time.FakeClock;
 import dev.portage.tunnel.wire.Metadata;
 import io.fabric8.kubernetes.api.model.authentication.TokenReview;
@@ -82,7 +83,7 @@ class TokenAuthFloodIntegrationTest {
     channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
     fx.close();
     client.close();
-    api.destroy();
+    MockApiServers.destroy(api);
   }
 
   private TestStream agent(String token) {

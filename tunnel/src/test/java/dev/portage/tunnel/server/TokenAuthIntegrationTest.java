@@ -2,6 +2,7 @@ package dev.portage.tunnel.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.portage.core.testing.MockApiServers;
 import dev.portage.tunnel.wire.Metadata;
 import io.fabric8.kubernetes.api.model.authentication.TokenReview;
 import io.fabric8.kubernetes.api.model.authentication.TokenReviewBuilder;
@@ -91,7 +92,7 @@ class TokenAuthIntegrationTest {
   void tearDown() throws Exception {
     fx.close();
     client.close();
-    api.destroy();
+    MockApiServers.destroy(api);
   }
 
   private TestStream agent(String... authorization) {
