@@ -26,17 +26,25 @@ import java.util.concurrent.CompletableFuture;
 final class H2OriginPool implements HttpClientPool.OriginPool {
 
   private final HttpClientPool owner;
+  private final HttpClientPool.OriginKey key;
   private final InetSocketAddress origin;
   private CompletableFuture<Channel> connection; // guarded by this
   private boolean goingAway; // guarded by this
   private int activeStreams; // guarded by this
   private long idleSinceNanos; // guarded by this
   private int open; // guarded by this: connections not closed yet, current and draining
+  private boolean retired; // guarded by this: expiry found the pool empty; it opens nothing more
 
-  H2OriginPool(HttpClientPool owner, InetSocketAddress origin) {
+  H2OriginPool(HttpClientPool owner, HttpClientPool.OriginKey key) {
     this.owner = owner;
-    this.origin = origin;
+    this.key = key;
+    this.origin = key.address();
     this.idleSinceNanos = owner.nanoTime();
+  }
+
+  @Override
+  public HttpClientPool.OriginKey key() {
+    return key;
   }
 
   @Override
@@ -44,6 +52,9 @@ final class H2OriginPool implements HttpClientPool.OriginPool {
     CompletableFuture<Channel> conn;
     boolean reused = false;
     synchronized (this) {
+      if (retired) {
+        return null;
+      }
       boolean replace =
           connection == null
           || goingAway
@@ -174,6 +185,7 @@ final class H2OriginPool implements HttpClientPool.OriginPool {
         connection = null;
       }
       empty = connection == null && activeStreams == 0;
+      retired |= empty;
     }
     if (toClose != null) {
       toClose.close();

@@ -35,16 +35,25 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class Http1OriginPool implements HttpClientPool.OriginPool {
 
   private final HttpClientPool owner;
+  private final HttpClientPool.OriginKey key;
   private final InetSocketAddress origin;
   private final AtomicInteger permits; // idle places no loop holds
   private volatile boolean starved; // a loop closed a reusable connection for want of a permit
   private volatile LoopIdle[] loops = new LoopIdle[0]; // copy-on-write; one per loop leased on
   private final Set<Channel> open = ConcurrentHashMap.newKeySet();
+  private int connecting; // guarded by this: connections being made, not yet in the open set
+  private boolean retired; // guarded by this: expiry found the pool empty; it opens nothing more
 
-  Http1OriginPool(HttpClientPool owner, InetSocketAddress origin, int maxIdle) {
+  Http1OriginPool(HttpClientPool owner, HttpClientPool.OriginKey key, int maxIdle) {
     this.owner = owner;
-    this.origin = origin;
+    this.key = key;
+    this.origin = key.address();
     this.permits = new AtomicInteger(maxIdle);
+  }
+
+  @Override
+  public HttpClientPool.OriginKey key() {
+    return key;
   }
 
   @Override
@@ -75,8 +84,7 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
         return CompletableFuture.completedFuture(s);
       }
       CompletableFuture<HttpStream> result = new CompletableFuture<>();
-      connect(loop, result);
-      return result;
+      return connect(loop, result) ? result : null;
     }
     // The loop's idle stack is touched only on the loop.
     CompletableFuture<HttpStream> result = new CompletableFuture<>();
@@ -96,12 +104,37 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
     HttpStream s = leaseIdle(loop);
     if (s != null) {
       result.complete(s);
-    } else {
-      connect(loop, result);
+    } else if (!connect(loop, result)) {
+      // Retired while the task waited: the owner finds or makes the origin's current pool.
+      owner.acquire(origin, HttpProtocol.HTTP_1_1, loop).whenComplete((stream, error) -> {
+        if (error != null) {
+          result.completeExceptionally(error);
+        } else {
+          result.complete(stream);
+        }
+      });
     }
   }
 
-  private void connect(EventLoop loop, CompletableFuture<HttpStream> result) {
+  /** Opens a connection for {@code result}; false, nothing done, when the pool is retired. */
+  private boolean connect(EventLoop loop, CompletableFuture<HttpStream> result) {
+    synchronized (this) {
+      if (retired) {
+        return false;
+      }
+      connecting++;
+    }
+    try {
+      open(loop, result);
+    } finally {
+      synchronized (this) {
+        connecting--;
+      }
+    }
+    return true;
+  }
+
+  private void open(EventLoop loop, CompletableFuture<HttpStream> result) {
     ExchangeSlot slot = new ExchangeSlot();
     ChannelFuture connect =
         owner.connect(
@@ -221,7 +254,13 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
         }
       }
     }
-    return idle() == 0 && open.isEmpty();
+    synchronized (this) {
+      // A connection being made is counted in connecting until it is in the open set.
+      if (connecting == 0 && open.isEmpty() && idle() == 0) {
+        retired = true;
+      }
+      return retired;
+    }
   }
 
   /** Closes what idled too long on one loop and hands back its unused permits; on the loop. */

@@ -101,7 +101,14 @@ public final class HttpClientPool implements AutoCloseable {
     if (closed) {
       return CompletableFuture.failedFuture(new IllegalStateException("HTTP client pool is closed"));
     }
-    return pool(origin, protocol, true).acquire(loop);
+    for (;;) {
+      OriginPool pool = pool(origin, protocol, true);
+      CompletableFuture<HttpStream> stream = pool.acquire(loop);
+      if (stream != null) {
+        return stream;
+      }
+      drop(pool); // retired by a sweep after we found it: the next lookup makes a fresh one
+    }
   }
 
   /**
@@ -139,8 +146,8 @@ public final class HttpClientPool implements AutoCloseable {
               key,
               k ->
                   protocol == HttpProtocol.HTTP_1_1
-                      ? new Http1OriginPool(this, origin, maxIdlePerOrigin)
-                      : new H2OriginPool(this, origin));
+                      ? new Http1OriginPool(this, k, maxIdlePerOrigin)
+                      : new H2OriginPool(this, k));
     }
     if (!remembered(key)) {
       remember(key, pool);
@@ -195,12 +202,17 @@ public final class HttpClientPool implements AutoCloseable {
   /** Runs idle expiry now (also run periodically on the scheduler). */
   public void sweep() {
     long now = time.ticker().nanoTime();
-    for (Map.Entry<OriginKey, OriginPool> e : origins.entrySet()) {
-      if (e.getValue().expireIdle(now, idleTimeoutNanos)) {
-        if (origins.remove(e.getKey(), e.getValue())) {
-          forgetRecent();
-        }
+    for (OriginPool p : origins.values()) {
+      if (p.expireIdle(now, idleTimeoutNanos)) {
+        drop(p);
       }
+    }
+  }
+
+  /** Removes a retired pool from the map and the remembered origins, if still there. Idempotent. */
+  private void drop(OriginPool pool) {
+    if (origins.remove(pool.key(), pool)) {
+      forgetRecent();
     }
   }
 
@@ -250,8 +262,15 @@ public final class HttpClientPool implements AutoCloseable {
     log.debug(format, args);
   }
 
-  /** The connections to one origin. */
+  /**
+   * The connections to one origin. Once {@link #expireIdle} has returned true the pool is retired:
+   * it opens nothing more, so no connection can be made in a pool that has left the map (where
+   * {@link #close} and the sweeps would never reach it).
+   */
   interface OriginPool {
+    OriginKey key();
+
+    /** A lease as {@link HttpClientPool#acquire} describes; null when the pool is retired. */
     CompletableFuture<HttpStream> acquire(EventLoop loop);
 
     /** An idle connection on {@code loop} leased now, or null; the caller must be on the loop. */
@@ -261,7 +280,10 @@ public final class HttpClientPool implements AutoCloseable {
 
     int open();
 
-    /** Closes what idled too long; returns true when nothing is left (the entry may go). */
+    /**
+     * Closes what idled too long; returns true, and retires the pool, when nothing is left (the
+     * entry must go).
+     */
     boolean expireIdle(long nowNanos, long idleTimeoutNanos);
 
     void closeAll();

@@ -235,6 +235,33 @@ class HttpClientPoolTest {
   }
 
   @Test
+  void aPoolRetiredBySweepOpensNothingAndItsLateCallerGetsTheOriginsCurrentPool() throws Exception {
+    // A caller that found an origin's pool just before a sweep retired it (the race the retire
+    // closes): in-loop it is told to look again; off-loop its lease goes to the current pool.
+    HttpClientPool.OriginKey key = new HttpClientPool.OriginKey(address, HttpProtocol.HTTP_1_1);
+    Http1OriginPool retired = new Http1OriginPool(pool, key, 4);
+    assertThat(retired.expireIdle(clock.timeSource().ticker().nanoTime(), 1)).isTrue();
+
+    assertThat(onLoop(loopA, () -> retired.acquire(loopA))).isNull();
+    HttpStream late = retired.acquire(loopA).get(10, TimeUnit.SECONDS);
+    assertThat(exchange(late, "/late")).isEqualTo("hello /late");
+    assertThat(retired.open()).isZero();
+    assertThat(pool.openConnections()).isEqualTo(1); // where close() and the sweeps reach it
+    late.release();
+    pool.close();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.openConnections() == 0);
+  }
+
+  @Test
+  void anH2PoolRetiredBySweepOpensNothing() {
+    H2OriginPool retired =
+        new H2OriginPool(pool, new HttpClientPool.OriginKey(address, HttpProtocol.H2C));
+    assertThat(retired.expireIdle(clock.timeSource().ticker().nanoTime(), 1)).isTrue();
+    assertThat(retired.acquire(loopA)).isNull();
+    assertThat(retired.open()).isZero();
+  }
+
+  @Test
   void leaseIdleOnTheCallersLoopTakesItsIdleConnectionAtOnce() throws Exception {
     assertThat(onLoop(loopA, () -> pool.leaseIdle(address, HttpProtocol.HTTP_1_1, loopA))).isNull();
     HttpStream first = acquire(loopA);
