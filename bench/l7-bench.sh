@@ -25,7 +25,9 @@
 #                                # CSV_DIR=<dir> (writes l7-*.csv for the plot tool there),
 #                                # PERF_STAT=1 (perf stat of every proxy's syscalls, context switches
 #                                # and migrations, and its user/system CPU ticks, during each measured
-#                                # run, into $tmp/perf-*.txt and $tmp/perf.txt),
+#                                # run, and the TCP segments the host sent meanwhile (all of the
+#                                # run's traffic is on loopback), into $tmp/perf-*.txt and
+#                                # $tmp/perf.txt),
 #                                # JAVA_OPTS_EXTRA (more JVM options for the Portage JVMs)
 # Prints markdown tables with ratios against nginx at its defaults.
 set -euo pipefail
@@ -198,6 +200,12 @@ cputicks() {
   echo "$t"
 }
 HZ=$(getconf CLK_TCK)
+# outsegs -> TCP segments sent by the whole host so far (/proc/net/snmp Tcp OutSegs; for PERF_STAT:
+# every process of a run talks over loopback, so the delta over a run is its packets)
+outsegs() {
+  awk '/^Tcp:/ { if (!n) { for (i = 1; i <= NF; i++) if ($i == "OutSegs") n = i } else print $n }' /proc/net/snmp
+}
+
 # cpusplit PID -> "user system" clock ticks of PID and its children (for PERF_STAT)
 cpusplit() {
   local u=0 s=0 p
@@ -224,11 +232,11 @@ measure() {
   hdr=$(path_hdr "$path"); url="http://127.0.0.1:$port$(path_url "$path")"
   local args=(-t"$THREADS" -c"$conns" --latency -H "$hdr")
   wrk "${args[@]}" -d"${WARMUP}s" "$url" >/dev/null 2>&1 || true
-  local p0 o0 p1 o1 t0 t1 perf_pid
+  local p0 o0 p1 o1 t0 t1 perf_pid seg0
   p0=$(cputicks "$pid"); o0=$(cputicks "${PID[origin]}"); t0=$(date +%s.%N)
   if [[ -n ${PERF_STAT:-} ]]; then
     local all; all=$(echo "$pid" $(pgrep -P "$pid" || true) | tr ' ' ,)
-    read -r u0 s0 < <(cpusplit "$pid")
+    read -r u0 s0 < <(cpusplit "$pid"); seg0=$(outsegs)
     perf stat -e raw_syscalls:sys_enter,context-switches,cpu-migrations,page-faults -p "$all" -o "$tmp/perf-$proxy-$path-$conns.txt" \
       -- sleep "$DURATION" >/dev/null 2>&1 &
     perf_pid=$!
@@ -236,7 +244,7 @@ measure() {
   # wrk in a subshell whose `times` reports the CPU of its child (wrk) on the last line
   out=$( (wrk "${args[@]}" -d"${DURATION}s" "$url"; times) )
   t1=$(date +%s.%N); p1=$(cputicks "$pid"); o1=$(cputicks "${PID[origin]}")
-  [[ -n ${PERF_STAT:-} ]] && wait "$perf_pid" && echo "$proxy $path $conns $(grep -o '[0-9,]* *\(raw_syscalls:sys_enter\|context-switches\|cpu-migrations\|page-faults\)' "$tmp/perf-$proxy-$path-$conns.txt" | tr -d , | awk '{printf "%s=%s ", $2, $1}') requests=$(grep -o '[0-9]* requests in' <<<"$out" | cut -d' ' -f1) $(read -r u1 s1 < <(cpusplit "$pid"); echo "user_ticks=$((u1 - u0)) system_ticks=$((s1 - s0))")" >>"$tmp/perf.txt"
+  [[ -n ${PERF_STAT:-} ]] && wait "$perf_pid" && echo "$proxy $path $conns $(grep -o '[0-9,]* *\(raw_syscalls:sys_enter\|context-switches\|cpu-migrations\|page-faults\)' "$tmp/perf-$proxy-$path-$conns.txt" | tr -d , | awk '{printf "%s=%s ", $2, $1}') requests=$(grep -o '[0-9]* requests in' <<<"$out" | cut -d' ' -f1) $(read -r u1 s1 < <(cpusplit "$pid"); echo "user_ticks=$((u1 - u0)) system_ticks=$((s1 - s0))") tcp_segments=$(($(outsegs) - seg0))" >>"$tmp/perf.txt"
   printf '## %s %s -c%s\n%s\n' "$proxy" "$path" "$conns" "$out" >>"$tmp/wrk.log"
   if grep -q "Non-2xx\|Socket errors" <<<"$out"; then echo "errors on $proxy $path -c$conns: $(grep 'Non-2xx\|Socket errors' <<<"$out")" >&2; fi
   python3 - "$out" "$proxy" "$path" "$conns" "$((p1 - p0))" "$((o1 - o0))" "$HZ" "$t0" "$t1" "$round" >>"$tmp/results" <<'PY'
