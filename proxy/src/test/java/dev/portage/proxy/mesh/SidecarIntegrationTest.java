@@ -177,6 +177,9 @@ class SidecarIntegrationTest {
   @Test
   void noReadyEndpointFailsFastWith503UntilOneIsReady() throws Exception {
     mesh.endpoints("web"); // the service exists, without endpoints
+    // Its profile first: a request that arrives before it waits for it, also up to the fail-fast timeout,
+    // on a timer of the same clock, and the advance below would then end that wait, not the fail-fast one.
+    mesh.sidecar.profiles().get(WEB).get(10, TimeUnit.SECONDS);
     CompletableFuture<RawHttp.Response> waiting = RawHttp.sendAsync(proxy, "GET", WEB, "/", null);
 
     MeshFixture.advanceWhenPending(clock, Duration.ofSeconds(3));

@@ -17,16 +17,18 @@ import dev.portage.tunnel.internal.ReceiveCredit;
 import dev.portage.tunnel.internal.SendCredit;
 import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import io.netty.buffer.ByteBuf;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One {@code ProxyService.Proxy} stream: one tunneled connection. All state lives on a {@link
- * SerialExecutor}; gRPC callbacks and the router's callbacks are both posted there. It runs on an agent
- * stream's event loop when one is connected (so packets to and from that agent need no thread hop),
- * else on the server's pool.
+ * SerialExecutor}; gRPC callbacks and the router's callbacks are both posted there. It runs on the event
+ * loop of its own call's transport (which {@link AgentAffinityGroup} places on an agent stream's loop
+ * when one is connected, so packets to and from that agent need no thread hop). On that thread the
+ * call's cancellation is seen at once: a send after {@link ServerCall#isCancelled()} said false reaches
+ * a stream the transport still holds, and gRPC frees its frame whatever happens to the stream next (see
+ * {@link #sendUnreleased}).
  *
  * <p>Flow control: the stream is read with manual {@code request(1)}, and the next packet is requested
  * only when the agent stream {@link Backend#isReady() is ready} and, on a stream with negotiated
@@ -168,11 +170,11 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
       return;
     }
     metrics.queued(budget.queuedBytes());
-    try {
-      serial.execute(() -> {
+    serial.execute(new SerialExecutor.Abandonable() {
+      @Override
+      public void run() {
         if (state != State.ESTABLISHED) {
-          budget.release(size);
-          release(payload);
+          abandon();
           return;
         }
         outbound.add(payload != null ? DirectPacket.data(connectID, payload) : new DirectPacket(Packet.newBuilder()
@@ -180,11 +182,14 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
             .setData(Data.newBuilder().setConnectID(connectID).setData(data))
             .build(), null));
         flush();
-      });
-    } catch (RejectedExecutionException shutDown) {
-      budget.release(size);
-      release(payload);
-    }
+      }
+
+      @Override
+      public void abandon() {
+        budget.release(size);
+        release(payload);
+      }
+    });
   }
 
   private static void release(ByteBuf payload) {
@@ -393,8 +398,12 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
   private void sendUnreleased(DirectPacket d) {
     Packet p = d.packet();
     if (state == State.CLOSED || call.isCancelled()) {
-      // A cancelled call's frames may be dropped by grpc-java's write path without being released
-      // (a leaked buffer); the onCancel callback that closes this stream may still be queued here.
+      // The onCancel callback that closes this stream may still be queued here; nothing more to send.
+      // This check is exact only on the call's own event loop (ProxyStreamHandler puts us there): the
+      // transport marks the call cancelled on that thread when a reset or the connection's end is read,
+      // and the loop closes every connection (cancelling their calls) before it refuses tasks. From any
+      // other thread the call could be cancelled, and its loop stopped, between this check and gRPC's
+      // write: the frame gRPC built would then wait forever in its write queue, never released.
       return;
     }
     long start = ticker.nanoTime();
@@ -439,7 +448,7 @@ final class GrpcFrontend extends ServerCall.Listener<Packet> implements Frontend
     }
     setCreditPaused(false);
     metrics.grpcConnection(ServerMetrics.PROXY, -1);
-    if (status != null) {
+    if (status != null && !call.isCancelled()) {
       try {
         call.close(status, new Metadata());
       } catch (IllegalStateException alreadyClosed) {

@@ -195,7 +195,7 @@ public final class TunnelServer implements AutoCloseable {
 
   private Server startGrpcFrontend(Path udsName, int port) throws IOException {
     ProxyStreamHandler handler = new ProxyStreamHandler(
-        router, metrics, time.ticker(), executor, config.connectionQueueBytes(), config.xfrChannelSize());
+        router, metrics, time.ticker(), executor, config.connectionQueueBytes(), config.xfrChannelSize(), ioGroup());
     ServerServiceDefinition service = ServerServiceDefinition.builder(ProxyServiceGrpc.SERVICE_NAME)
         // Responses: queued DATA payloads stay in the agent link's receive buffers until gRPC frames them.
         .addMethod(directMarshaller.forResponses(ProxyServiceGrpc.getProxyMethod()), handler)
