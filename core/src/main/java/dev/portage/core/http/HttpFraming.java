@@ -32,9 +32,19 @@ public final class HttpFraming {
         return false;
       }
       // HTTP/1.1 without a length reads until close; HTTP/2 until END_STREAM: a body either way.
+      if (response.headers() instanceof ParsedHeaders parsed && parsed.known()) {
+        return parsed.contentLength() != 0;
+      }
       return !HttpUtil.isContentLengthSet(response) || HttpUtil.getContentLength(response, 0L) > 0;
     }
-    if (HttpUtil.isContentLengthSet(message)) {
+    if (message.headers() instanceof ParsedHeaders parsed && parsed.known()) {
+      if (parsed.contentLength() >= 0) {
+        return parsed.contentLength() > 0;
+      }
+      if ((parsed.hopByHop() & HopByHopHeaders.TRANSFER_ENCODING_BIT) == 0) {
+        return inbound == HttpProtocol.H2C;
+      }
+    } else if (HttpUtil.isContentLengthSet(message)) {
       return HttpUtil.getContentLength(message, 0L) > 0;
     }
     // An HTTP/1.1 request without length or chunking has no body; an HTTP/2 one without
@@ -42,9 +52,26 @@ public final class HttpFraming {
     return inbound == HttpProtocol.H2C || HttpUtil.isTransferEncodingChunked(message);
   }
 
+  /** Whether {@code message} carries a Content-Length ({@code HttpUtil.isContentLengthSet}). */
+  public static boolean isContentLengthSet(HttpMessage message) {
+    if (message.headers() instanceof ParsedHeaders parsed && parsed.known()) {
+      return parsed.contentLength() >= 0;
+    }
+    return HttpUtil.isContentLengthSet(message);
+  }
+
+  /** Whether {@code message} is chunked ({@code HttpUtil.isTransferEncodingChunked}). */
+  public static boolean isChunked(HttpMessage message) {
+    if (message.headers() instanceof ParsedHeaders parsed && parsed.known()
+        && (parsed.hopByHop() & HopByHopHeaders.TRANSFER_ENCODING_BIT) == 0) {
+      return false;
+    }
+    return HttpUtil.isTransferEncodingChunked(message);
+  }
+
   /** Sets the framing headers {@code message} needs before it is written with {@code outbound}. */
   public static void prepare(HttpMessage message, HttpProtocol outbound, boolean hasBody) {
-    if (outbound == HttpProtocol.HTTP_1_1 && hasBody && !HttpUtil.isContentLengthSet(message)) {
+    if (outbound == HttpProtocol.HTTP_1_1 && hasBody && !isContentLengthSet(message)) {
       HttpUtil.setTransferEncodingChunked(message, true);
     }
   }
