@@ -17,8 +17,9 @@ import java.util.Map;
  * proxy must before forwarding: {@code Connection} and every header it names, {@code Keep-Alive},
  * {@code Proxy-Connection}, {@code TE} (kept as {@code TE: trailers} toward HTTP/2, the one value
  * HTTP/2 allows), {@code Transfer-Encoding}, {@code Upgrade}, {@code Proxy-Authorization}, {@code
- * Proxy-Authenticate}, and Netty's {@code x-http2-*} conversion headers. Stateless; the headers
- * object is mutated by the calling thread only.
+ * Proxy-Authenticate}, and Netty's {@code x-http2-*} conversion headers. Which of them occur is
+ * taken from the parse's facts for headers {@link PlainHead} parsed ({@link ParsedHeaders}), from
+ * one pass over any others. Stateless; the headers object is mutated by the calling thread only.
  */
 public final class HopByHopHeaders {
 

@@ -10,7 +10,9 @@ import io.netty.handler.codec.http.HttpUtil;
  * How a proxied message's body is delimited on the next hop. Read the framing with {@link #hasBody}
  * before {@link HopByHopHeaders#strip} removes {@code Transfer-Encoding}, then {@link #prepare} the
  * message for the outbound protocol: HTTP/1.1 needs {@code Transfer-Encoding: chunked} when a body
- * of unknown length follows; HTTP/2 frames bodies itself. Stateless.
+ * of unknown length follows; HTTP/2 frames bodies itself. Headers {@link PlainHead} parsed are
+ * answered from the facts the parse recorded ({@link ParsedHeaders}), any others by looking them
+ * up. Stateless.
  */
 public final class HttpFraming {
 

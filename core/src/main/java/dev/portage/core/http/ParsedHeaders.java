@@ -29,10 +29,21 @@ final class ParsedHeaders extends DefaultHttpHeaders {
   /** {@link #connectionTokens} bit: a token naming some other header, to be stripped with it. */
   static final int OTHER = 4;
 
-  private boolean known;
-  private int hopByHop;
-  private int connectionTokens;
-  private long contentLength = -1;
+  /** {@link #facts} bit: the facts describe the headers. */
+  private static final int KNOWN = 1 << 31;
+
+  /** Where the Connection tokens sit in {@link #facts} (the hop-by-hop bits leave 8 to 28 free). */
+  private static final int TOKENS_SHIFT = 8;
+
+  private static final int TOKENS = 7 << TOKENS_SHIFT;
+
+  /**
+   * {@link #KNOWN}, the Connection tokens and the hop-by-hop bits in one int, and the length in
+   * another (at most 9 digits): 8 bytes more per message instead of 24 as separate fields.
+   */
+  private int facts;
+
+  private int contentLength = -1;
 
   ParsedHeaders(
       DefaultHeaders.NameValidator<CharSequence> names,
@@ -48,25 +59,23 @@ final class ParsedHeaders extends DefaultHttpHeaders {
 
   /** Records what the parse saw; the facts are known from here until a mutation says otherwise. */
   void parsed(int hopByHop, int connectionTokens, long contentLength) {
-    this.hopByHop = hopByHop;
-    this.connectionTokens = connectionTokens;
-    this.contentLength = contentLength;
-    this.known = true;
+    this.facts = KNOWN | connectionTokens << TOKENS_SHIFT | hopByHop;
+    this.contentLength = (int) contentLength;
   }
 
   /** Whether the facts below still describe these headers. */
   boolean known() {
-    return known;
+    return facts < 0;
   }
 
   /** The {@link HopByHopHeaders} bits of the hop-by-hop names present. */
   int hopByHop() {
-    return hopByHop;
+    return facts & ~(KNOWN | TOKENS);
   }
 
   /** {@link #CLOSE}, {@link #KEEP_ALIVE} and {@link #OTHER} as the Connection values hold them. */
   int connectionTokens() {
-    return connectionTokens;
+    return (facts & TOKENS) >>> TOKENS_SHIFT;
   }
 
   /** The Content-Length, or -1 when there is none. */
@@ -128,8 +137,8 @@ final class ParsedHeaders extends DefaultHttpHeaders {
 
   /** Adding or replacing a framing name: the facts are no longer known. */
   private void changing(CharSequence name) {
-    if (known && tracked(name)) {
-      known = false;
+    if (known() && tracked(name)) {
+      facts = 0;
     }
   }
 
@@ -176,7 +185,7 @@ final class ParsedHeaders extends DefaultHttpHeaders {
 
   @Override
   public HttpHeaders add(HttpHeaders headers) {
-    known = false;
+    facts = 0;
     return super.add(headers);
   }
 
@@ -218,13 +227,13 @@ final class ParsedHeaders extends DefaultHttpHeaders {
 
   @Override
   public HttpHeaders set(HttpHeaders headers) {
-    known = false;
+    facts = 0;
     return super.set(headers);
   }
 
   @Override
   public HttpHeaders setAll(HttpHeaders headers) {
-    known = false;
+    facts = 0;
     return super.setAll(headers);
   }
 
@@ -242,16 +251,16 @@ final class ParsedHeaders extends DefaultHttpHeaders {
 
   /** A removal takes every value of the name: the facts stay exact (x-http2-* names share a bit). */
   private void removing(CharSequence name) {
-    if (!known) {
+    if (!known()) {
       return;
     }
     int bit = HopByHopHeaders.bitOf(name);
     if (bit == HopByHopHeaders.EXTENSION_BIT) {
-      known = false;
+      facts = 0;
     } else if (bit != 0) {
-      hopByHop &= ~bit;
+      facts &= ~bit;
       if (bit == HopByHopHeaders.CONNECTION_BIT) {
-        connectionTokens = 0;
+        facts &= ~TOKENS;
       }
     } else if (AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.CONTENT_LENGTH)) {
       contentLength = -1;
@@ -261,9 +270,8 @@ final class ParsedHeaders extends DefaultHttpHeaders {
   @Override
   public HttpHeaders clear() {
     super.clear();
-    if (known) {
-      hopByHop = 0;
-      connectionTokens = 0;
+    if (known()) {
+      facts = KNOWN;
       contentLength = -1;
     }
     return this;
@@ -273,13 +281,13 @@ final class ParsedHeaders extends DefaultHttpHeaders {
 
   @Override
   public Iterator<Map.Entry<String, String>> iterator() {
-    known = false;
+    facts = 0;
     return super.iterator();
   }
 
   @Override
   public Iterator<Map.Entry<CharSequence, CharSequence>> iteratorCharSequence() {
-    known = false;
+    facts = 0;
     return super.iteratorCharSequence();
   }
 
@@ -297,7 +305,7 @@ final class ParsedHeaders extends DefaultHttpHeaders {
 
   @Override
   public Set<String> names() {
-    known = false;
+    facts = 0;
     return super.names();
   }
 }

@@ -27,7 +27,8 @@ import java.nio.charset.StandardCharsets;
  * not yet whole or near Netty's size limits, is "not handled": the parse returns null and leaves the
  * buffer as it was, so the caller hands the same bytes to Netty's decoder and its verdict. On what
  * it does handle it builds the message Netty's decoder builds (Netty's headers and checks, names
- * spelled as sent, values trimmed of spaces and tabs).
+ * spelled as sent, values trimmed of spaces and tabs), whose headers ({@link ParsedHeaders}) also
+ * carry the framing facts seen on the way, so that nobody looks them up again.
  *
  * <p>One instance per connection: it remembers the names and values of the previous head (and a
  * request's target) and hands out the same immutable objects when the bytes repeat, which they
@@ -103,8 +104,9 @@ final class PlainHead {
 
   private final AsciiString[] names = new AsciiString[REMEMBERED];
 
-  /** {@link HopByHopHeaders#bitOf} of each remembered name. */
+  /** {@link HopByHopHeaders#bitOf} of each remembered name, so a repeated head skips the lookup. */
   private final int[] nameBits = new int[REMEMBERED];
+
   private final String[] values = new String[REMEMBERED];
   private String target;
   private long contentLength = -1;
