@@ -1,6 +1,7 @@
 package dev.portage.hub;
 
 import dev.portage.core.balance.Pick;
+import dev.portage.core.http.KeepAlive;
 import dev.portage.hub.local.LocalProxy;
 import dev.portage.hub.proxy.HttpResponses;
 import dev.portage.hub.proxy.RequestInfo;
@@ -17,7 +18,6 @@ import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponse;
-import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.util.Set;
@@ -75,7 +75,7 @@ final class HubProxyHandler extends ChannelDuplexHandler {
       ReferenceCountUtil.release(msg);
       return;
     }
-    boolean keepAlive = HttpUtil.isKeepAlive(request);
+    boolean keepAlive = KeepAlive.isKeepAlive(request);
     if (!request.decoderResult().isSuccess()) {
       request.release();
       HttpResponses.send(ctx.channel(),

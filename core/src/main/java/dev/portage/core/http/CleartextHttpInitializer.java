@@ -7,7 +7,6 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.ByteToMessageDecoder;
-import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import io.netty.handler.codec.http2.Http2CodecUtil;
 import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.netty.handler.codec.http2.Http2MultiplexHandler;
@@ -42,9 +41,8 @@ public final class CleartextHttpInitializer extends ChannelInitializer<Channel> 
   }
 
   private void http1(ChannelPipeline p) {
-    p.addLast(new ServerHttpCodec())
-        .addLast(new HttpServerKeepAliveHandler())
-        .addLast(handlers.apply(HttpProtocol.HTTP_1_1));
+    // The codec does what Netty's HttpServerKeepAliveHandler would: one pipeline hop less.
+    p.addLast(new ServerHttpCodec(true)).addLast(handlers.apply(HttpProtocol.HTTP_1_1));
   }
 
   private void h2(ChannelPipeline p) {

@@ -17,8 +17,9 @@ import java.util.Map;
  * proxy must before forwarding: {@code Connection} and every header it names, {@code Keep-Alive},
  * {@code Proxy-Connection}, {@code TE} (kept as {@code TE: trailers} toward HTTP/2, the one value
  * HTTP/2 allows), {@code Transfer-Encoding}, {@code Upgrade}, {@code Proxy-Authorization}, {@code
- * Proxy-Authenticate}, and Netty's {@code x-http2-*} conversion headers. Stateless; the headers
- * object is mutated by the calling thread only.
+ * Proxy-Authenticate}, and Netty's {@code x-http2-*} conversion headers. Which of them occur is
+ * taken from the parse's facts for headers {@link PlainHead} parsed ({@link ParsedHeaders}), from
+ * one pass over any others. Stateless; the headers object is mutated by the calling thread only.
  */
 public final class HopByHopHeaders {
 
@@ -53,13 +54,23 @@ public final class HopByHopHeaders {
    * @return whether the message asked to close its connection ({@code Connection: close})
    */
   public static boolean strip(HttpHeaders headers, HttpProtocol outbound) {
-    int present = presentNames(headers);
+    int present;
+    int tokens = -1; // the Connection tokens when the parse recorded them
+    if (headers instanceof ParsedHeaders parsed && parsed.known()) {
+      present = parsed.hopByHop();
+      tokens = parsed.connectionTokens();
+    } else {
+      present = presentNames(headers);
+    }
     if (present == 0) {
-      // The common request (Host, User-Agent, Accept...): one pass, nothing removed.
+      // The common request (Host, User-Agent, Accept...): nothing removed.
       return false;
     }
     boolean close = false;
-    if ((present & CONNECTION_BIT) != 0) {
+    if ((present & CONNECTION_BIT) != 0 && tokens >= 0 && (tokens & ParsedHeaders.OTHER) == 0) {
+      // Only close and keep-alive: nothing nominated beyond the fixed names removed below.
+      close = (tokens & ParsedHeaders.CLOSE) != 0;
+    } else if ((present & CONNECTION_BIT) != 0) {
       List<String> nominated = new ArrayList<>(2);
       Iterator<? extends CharSequence> values =
           headers.valueCharSequenceIterator(HttpHeaderNames.CONNECTION);
@@ -122,13 +133,37 @@ public final class HopByHopHeaders {
   }
 
   /** Bit i of {@link #presentNames}: {@code FIXED.get(i)} is present. */
-  private static final int CONNECTION_BIT = 1; // FIXED.get(0)
+  static final int CONNECTION_BIT = 1; // FIXED.get(0)
 
-  private static final int KEEP_ALIVE_BIT = 1 << 1; // FIXED.get(1)
+  static final int KEEP_ALIVE_BIT = 1 << 1; // FIXED.get(1)
 
-  private static final int TE_BIT = 1 << 29;
+  static final int TRANSFER_ENCODING_BIT = 1 << 3; // FIXED.get(3)
 
-  private static final int EXTENSION_BIT = 1 << 30;
+  static final int TE_BIT = 1 << 29;
+
+  static final int EXTENSION_BIT = 1 << 30;
+
+  /** The {@link #presentNames} bit of one header name, 0 when it is not a hop-by-hop name. */
+  static int bitOf(CharSequence name) {
+    int length = name.length();
+    // Lengths first: most names (Date, Server, Content-Type...) match no hop-by-hop length, and
+    // this runs for every header of every request and response.
+    if (length == 2) {
+      return AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.TE) ? TE_BIT : 0;
+    }
+    if ((FIXED_LENGTHS & (1L << Math.min(length, 63))) != 0) {
+      for (int i = 0; i < FIXED.size(); i++) {
+        if (FIXED.get(i).length() == length && AsciiString.contentEqualsIgnoreCase(name, FIXED.get(i))) {
+          return 1 << i;
+        }
+      }
+    }
+    if (length > EXTENSION_PREFIX.length()
+        && AsciiString.regionMatches(name, true, 0, EXTENSION_PREFIX, 0, EXTENSION_PREFIX.length())) {
+      return EXTENSION_BIT;
+    }
+    return 0;
+  }
 
   /**
    * One pass over the headers: which hop-by-hop names occur (bits as above); 0 when none does.
@@ -137,28 +172,7 @@ public final class HopByHopHeaders {
   private static int presentNames(HttpHeaders headers) {
     int present = 0;
     for (Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence(); it.hasNext(); ) {
-      CharSequence name = it.next().getKey();
-      int length = name.length();
-      // Lengths first: most names (Date, Server, Content-Type...) match no hop-by-hop length, and
-      // this runs for every header of every request and response.
-      if (length == 2) {
-        if (AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.TE)) {
-          present |= TE_BIT;
-        }
-        continue;
-      }
-      if ((FIXED_LENGTHS & (1L << Math.min(length, 63))) != 0) {
-        for (int i = 0; i < FIXED.size(); i++) {
-          if (FIXED.get(i).length() == length && AsciiString.contentEqualsIgnoreCase(name, FIXED.get(i))) {
-            present |= 1 << i;
-            break;
-          }
-        }
-      }
-      if (length > EXTENSION_PREFIX.length()
-          && AsciiString.regionMatches(name, true, 0, EXTENSION_PREFIX, 0, EXTENSION_PREFIX.length())) {
-        present |= EXTENSION_BIT;
-      }
+      present |= bitOf(it.next().getKey());
     }
     return present;
   }

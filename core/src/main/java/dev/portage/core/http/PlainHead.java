@@ -2,11 +2,9 @@ package dev.portage.core.http;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.DefaultHeaders;
-import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpResponse;
-import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObjectDecoder;
 import io.netty.handler.codec.http.HttpRequest;
@@ -29,7 +27,8 @@ import java.nio.charset.StandardCharsets;
  * not yet whole or near Netty's size limits, is "not handled": the parse returns null and leaves the
  * buffer as it was, so the caller hands the same bytes to Netty's decoder and its verdict. On what
  * it does handle it builds the message Netty's decoder builds (Netty's headers and checks, names
- * spelled as sent, values trimmed of spaces and tabs).
+ * spelled as sent, values trimmed of spaces and tabs), whose headers ({@link ParsedHeaders}) also
+ * carry the framing facts seen on the way, so that nobody looks them up again.
  *
  * <p>One instance per connection: it remembers the names and values of the previous head (and a
  * request's target) and hands out the same immutable objects when the bytes repeat, which they
@@ -104,6 +103,10 @@ final class PlainHead {
   private final MadeValue made = new MadeValue();
 
   private final AsciiString[] names = new AsciiString[REMEMBERED];
+
+  /** {@link HopByHopHeaders#bitOf} of each remembered name, so a repeated head skips the lookup. */
+  private final int[] nameBits = new int[REMEMBERED];
+
   private final String[] values = new String[REMEMBERED];
   private String target;
   private long contentLength = -1;
@@ -143,7 +146,7 @@ final class PlainHead {
       return null;
     }
     p += 10;
-    HttpHeaders headers = new ParsedHeaders(made);
+    ParsedHeaders headers = new ParsedHeaders(NAME_CHECK, made, BUCKETS);
     p = headers(a, p, end, headers, true);
     if (p < 0) {
       return null;
@@ -199,7 +202,7 @@ final class PlainHead {
     }
     int reasonEnd = p;
     p += 2;
-    HttpHeaders headers = new ParsedHeaders(made);
+    ParsedHeaders headers = new ParsedHeaders(NAME_CHECK, made, BUCKETS);
     contentLength = -1;
     p = headers(a, p, end, headers, false);
     if (p < 0) {
@@ -250,15 +253,21 @@ final class PlainHead {
    * blank line; the index after it, or -1 when a line is not one this parser handles or the head
    * does not end within the limit.
    */
-  private int headers(byte[] a, int p, int end, HttpHeaders headers, boolean request) {
+  private int headers(byte[] a, int p, int end, ParsedHeaders headers, boolean request) {
     int headersEnd = Math.min(end, p + MAX_HEADERS);
     int index = 0;
+    int hopByHop = 0;
+    int tokens = 0;
     while (true) {
       if (p + 1 >= headersEnd) {
         return -1; // not whole yet, or too big to be sure of the verdict
       }
       if (a[p] == '\r') {
-        return a[p + 1] == '\n' ? p + 2 : -1;
+        if (a[p + 1] != '\n') {
+          return -1;
+        }
+        headers.parsed(hopByHop, tokens, request ? -1 : contentLength);
+        return p + 2;
       }
       int nameStart = p;
       while (p < headersEnd && TOKEN[a[p] & 0xff]) {
@@ -294,9 +303,16 @@ final class PlainHead {
         return -1;
       }
       AsciiString name = name(index, a, nameStart, nameLength);
+      int bit = index < REMEMBERED ? nameBits[index] : HopByHopHeaders.bitOf(name);
       String value = value(index, a, valueStart, valueEnd - valueStart);
+      if (bit != 0) {
+        hopByHop |= bit;
+        if (bit == HopByHopHeaders.CONNECTION_BIT) {
+          tokens |= ParsedHeaders.tokens(value);
+        }
+      }
       made.value = value;
-      headers.add(name, value);
+      headers.addParsed(name, value);
       index++;
     }
   }
@@ -357,6 +373,7 @@ final class PlainHead {
     }
     if (index < REMEMBERED) {
       names[index] = name;
+      nameBits[index] = HopByHopHeaders.bitOf(name);
     }
     return name;
   }
@@ -403,16 +420,6 @@ final class PlainHead {
 
   private static boolean startsWithIgnoreCase(byte[] a, int start, int end, String lower) {
     return end - start > lower.length() && equalsIgnoreCase(a, start, lower);
-  }
-
-  /**
-   * The headers of a parsed head: what {@link #HEADERS} makes (Netty's class and checks), with
-   * {@value #BUCKETS} hash buckets and the value check of {@link MadeValue}.
-   */
-  private static final class ParsedHeaders extends DefaultHttpHeaders {
-    ParsedHeaders(MadeValue values) {
-      super(NAME_CHECK, values, BUCKETS);
-    }
   }
 
   /**

@@ -13,7 +13,9 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpRequestDecoder;
 import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpStatusClass;
+import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.util.List;
@@ -31,7 +33,15 @@ import java.util.List;
  * it refuses more than {@value #MAX_PIPELINE_DEPTH} unanswered requests and closes the connection
  * after the response to a request framed by both Transfer-Encoding and Content-Length. The one
  * difference a handler could see: a request decoded here carries {@link DecoderResult#SUCCESS}
- * rather than Netty's result object with the head's sizes. Confined to the channel's event loop.
+ * rather than Netty's result object with the head's sizes.
+ *
+ * <p>Made {@linkplain #ServerHttpCodec(boolean) with keep-alive}, it also does what Netty's {@code
+ * HttpServerKeepAliveHandler} does behind a codec, without a handler of its own in the pipeline:
+ * once a request asks to close (or is HTTP/1.0 without {@code keep-alive}), or a final response
+ * does or has no length of its own (no Content-Length, not chunked, not multipart, not 204), the
+ * answer to the last request counted gets {@code Connection: close} and the connection closes once
+ * it is written; requests pipelined after the one that asked to close are still handed on, but not
+ * counted. Informational responses count for nothing. Confined to the channel's event loop.
  */
 public final class ServerHttpCodec
     extends CombinedChannelDuplexHandler<ServerHttpCodec.Decoder, ServerHttpCodec.Encoder> {
@@ -52,9 +62,47 @@ public final class ServerHttpCodec
   /** The response to a request with both Transfer-Encoding and Content-Length ends the connection. */
   private boolean closeAfterResponse;
 
-  /** A codec for one connection. */
+  /** Whether this codec also keeps the connection alive or closes it, as described above. */
+  private final boolean keepAlive;
+
+  /** No request has asked to close and no response has ended the connection. */
+  private boolean persistent = true;
+
+  /** Requests counted while {@link #persistent} and not yet answered by a final response. */
+  private int unanswered;
+
+  /** A codec for one connection; its handler decides when the connection closes. */
   public ServerHttpCodec() {
+    this(false);
+  }
+
+  /**
+   * A codec for one connection.
+   *
+   * @param keepAlive whether the codec closes the connection as Netty's keep-alive handler would
+   */
+  public ServerHttpCodec(boolean keepAlive) {
+    this.keepAlive = keepAlive;
     init(new Decoder(), new Encoder());
+  }
+
+  /** Netty's keep-alive handler's verdict: another response may follow on this connection. */
+  private boolean staysOpen() {
+    return unanswered != 0 || persistent;
+  }
+
+  /** Whether a client can tell where {@code response} ends without the connection closing. */
+  private static boolean delimited(HttpResponse response) {
+    return HttpFraming.isContentLengthSet(response)
+        || HttpFraming.isChunked(response)
+        || isMultipart(response)
+        || response.status().codeClass() == HttpStatusClass.INFORMATIONAL
+        || response.status().code() == HttpResponseStatus.NO_CONTENT.code();
+  }
+
+  private static boolean isMultipart(HttpResponse response) {
+    String type = response.headers().get(HttpHeaderNames.CONTENT_TYPE);
+    return type != null && type.regionMatches(true, 0, "multipart", 0, "multipart".length());
   }
 
   private boolean enqueue(HttpMethod method) {
@@ -115,7 +163,10 @@ public final class ServerHttpCodec
     private void track(List<Object> out, int from) {
       int size = out.size();
       for (int i = from; i < size; i++) {
-        if (out.get(i) instanceof HttpRequest request && !enqueue(request.method())) {
+        if (!(out.get(i) instanceof HttpRequest request)) {
+          continue;
+        }
+        if (!enqueue(request.method())) {
           closeAfterResponse = true;
           discard = true;
           for (int j = i; j < size; j++) {
@@ -123,6 +174,10 @@ public final class ServerHttpCodec
           }
           out.subList(from, size).clear();
           throw new IllegalStateException("maxPipelineDepth exceeded: " + MAX_PIPELINE_DEPTH);
+        }
+        if (keepAlive && persistent) {
+          unanswered++;
+          persistent = KeepAlive.isKeepAlive(request);
         }
       }
     }
@@ -143,11 +198,36 @@ public final class ServerHttpCodec
 
     @Override
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
+      if (keepAlive && msg instanceof HttpResponse response) {
+        track(response);
+      }
+      boolean close = false;
       if (closeAfterResponse && msg instanceof LastHttpContent) {
         closeAfterResponse = false;
+        close = true;
+      }
+      if (keepAlive && msg instanceof LastHttpContent && !staysOpen()) {
+        close = true;
+      }
+      if (close) {
         promise = promise.unvoid().addListener(ChannelFutureListener.CLOSE);
       }
       super.write(ctx, msg, promise);
+    }
+
+    /** Counts a response against the requests, and says close on it when nothing may follow. */
+    private void track(HttpResponse response) {
+      if (response.status().codeClass() != HttpStatusClass.INFORMATIONAL) {
+        unanswered--;
+      }
+      if (!KeepAlive.isKeepAlive(response) || !delimited(response)) {
+        // The client cannot tell where this answer ends, or it said close: none may follow.
+        unanswered = 0;
+        persistent = false;
+      }
+      if (!staysOpen()) {
+        HttpUtil.setKeepAlive(response, false);
+      }
     }
 
     @Override

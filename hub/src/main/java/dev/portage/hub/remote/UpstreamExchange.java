@@ -135,8 +135,8 @@ final class UpstreamExchange extends ChannelInboundHandlerAdapter {
       return;
     }
     boolean hasBody = HttpFraming.hasBody(response, HttpProtocol.HTTP_1_1, method);
-    boolean lengthSet = HttpUtil.isContentLengthSet(response);
-    if (!lengthSet && !HttpUtil.isTransferEncodingChunked(response) && hasBody) {
+    boolean lengthSet = HttpFraming.isContentLengthSet(response);
+    if (!lengthSet && !HttpFraming.isChunked(response) && hasBody) {
       reusable = false; // delimited by close
     }
     caching = tee != null && code / 100 == 2

@@ -3,6 +3,7 @@ package dev.portage.proxy.mesh;
 import dev.portage.core.http.HopByHopHeaders;
 import dev.portage.core.http.HttpFraming;
 import dev.portage.core.http.HttpProtocol;
+import dev.portage.core.http.KeepAlive;
 import dev.portage.core.time.Ticker;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -187,7 +188,7 @@ final class InboundHandler extends ChannelInboundHandlerAdapter implements Reply
   }
 
   private void start(ChannelHandlerContext ctx, HttpRequest req) {
-    keepAlive = protocol == HttpProtocol.H2C || HttpUtil.isKeepAlive(req);
+    keepAlive = protocol == HttpProtocol.H2C || KeepAlive.isKeepAlive(req);
     if (req.decoderResult().isFailure()) {
       keepAlive = false;
       Throwable cause = req.decoderResult().cause();

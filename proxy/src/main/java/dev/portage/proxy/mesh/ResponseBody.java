@@ -1,6 +1,8 @@
 package dev.portage.proxy.mesh;
 
+import dev.portage.core.http.HttpFraming;
 import dev.portage.core.http.HttpStream;
+import dev.portage.core.http.KeepAlive;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
@@ -13,7 +15,6 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpStatusClass;
-import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.util.ArrayDeque;
@@ -107,8 +108,8 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
         ctx.read();
         return;
       }
-      keepAlive = HttpUtil.isKeepAlive(response)
-          && (HttpUtil.isContentLengthSet(response) || HttpUtil.isTransferEncodingChunked(response)
+      keepAlive = KeepAlive.isKeepAlive(response)
+          && (HttpFraming.isContentLengthSet(response) || HttpFraming.isChunked(response)
               || msg instanceof FullHttpResponse);
       HttpResponse h = response;
       if (msg instanceof FullHttpResponse full) {
