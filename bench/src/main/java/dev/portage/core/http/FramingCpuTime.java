@@ -5,10 +5,8 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.function.IntSupplier;
 
@@ -23,11 +21,6 @@ import java.util.function.IntSupplier;
  * [opsPerRound [rounds]]}.
  */
 public final class FramingCpuTime {
-
-  private static final com.sun.management.ThreadMXBean MX =
-      (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-
-  private static volatile int sink;
 
   private FramingCpuTime() {}
 
@@ -78,26 +71,7 @@ public final class FramingCpuTime {
       return askResponse(r);
     });
 
-    double[][] ns = new double[runs.size()][rounds];
-    double[][] bytes = new double[runs.size()][rounds];
-    for (IntSupplier run : runs) {
-      loop(run, ops); // warm-up
-    }
-    for (int r = 0; r < rounds; r++) {
-      for (int i = 0; i < runs.size(); i++) {
-        double[] m = loop(runs.get(i), ops);
-        ns[i][r] = m[0];
-        bytes[i][r] = m[1];
-      }
-    }
-    for (int i = 0; i < runs.size(); i++) {
-      double[] t = ns[i].clone();
-      double[] b = bytes[i].clone();
-      Arrays.sort(t);
-      Arrays.sort(b);
-      System.out.printf("%-18s cpu ns/op median %7.1f best %7.1f  B/op %6.1f%n",
-          names.get(i), t[rounds / 2], t[0], b[rounds / 2]);
-    }
+    CpuTimeCases.run(names, runs, ops, rounds);
     request.release();
     response.release();
   }
@@ -125,19 +99,5 @@ public final class FramingCpuTime {
   private static ByteBuf direct(String text) {
     byte[] b = text.getBytes(StandardCharsets.ISO_8859_1);
     return ByteBufAllocator.DEFAULT.directBuffer(b.length).writeBytes(b);
-  }
-
-  private static double[] loop(IntSupplier run, int ops) {
-    long start = MX.getCurrentThreadCpuTime();
-    long alloc = MX.getCurrentThreadAllocatedBytes();
-    int s = 0;
-    for (int i = 0; i < ops; i++) {
-      s += run.getAsInt();
-    }
-    sink = s;
-    return new double[] {
-      (MX.getCurrentThreadCpuTime() - start) / (double) ops,
-      (MX.getCurrentThreadAllocatedBytes() - alloc) / (double) ops,
-    };
   }
 }

@@ -8,7 +8,6 @@ import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpHeadersFactory;
 import io.netty.util.AsciiString;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -28,11 +27,6 @@ import java.util.function.IntSupplier;
  * [opsPerRound [rounds]]}.
  */
 public final class PlainHeadCpuTime {
-
-  private static final com.sun.management.ThreadMXBean MX =
-      (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-
-  private static volatile int sink;
 
   static final String NGINX_HEAD = "HTTP/1.1 200 OK\r\n"
       + "Server: nginx/1.22.1\r\n"
@@ -133,26 +127,7 @@ public final class PlainHeadCpuTime {
       return same;
     });
 
-    double[][] ns = new double[runs.size()][rounds];
-    double[][] bytes = new double[runs.size()][rounds];
-    for (IntSupplier run : runs) {
-      loop(run, ops); // warm-up
-    }
-    for (int r = 0; r < rounds; r++) {
-      for (int i = 0; i < runs.size(); i++) {
-        double[] m = loop(runs.get(i), ops);
-        ns[i][r] = m[0];
-        bytes[i][r] = m[1];
-      }
-    }
-    for (int i = 0; i < runs.size(); i++) {
-      double[] t = ns[i].clone();
-      double[] b = bytes[i].clone();
-      Arrays.sort(t);
-      Arrays.sort(b);
-      System.out.printf("%-18s cpu ns/op median %7.1f best %7.1f  B/op %6.1f%n",
-          names.get(i), t[rounds / 2], t[0], b[rounds / 2]);
-    }
+    CpuTimeCases.run(names, runs, ops, rounds);
     response.release();
     request.release();
   }
@@ -178,19 +153,5 @@ public final class PlainHeadCpuTime {
     Presized(DefaultHeaders.ValueValidator<CharSequence> values, int buckets) {
       super(DefaultHeaders.NameValidator.NOT_NULL, values, buckets);
     }
-  }
-
-  private static double[] loop(IntSupplier run, int ops) {
-    long start = MX.getCurrentThreadCpuTime();
-    long alloc = MX.getCurrentThreadAllocatedBytes();
-    int s = 0;
-    for (int i = 0; i < ops; i++) {
-      s += run.getAsInt();
-    }
-    sink = s;
-    return new double[] {
-      (MX.getCurrentThreadCpuTime() - start) / (double) ops,
-      (MX.getCurrentThreadAllocatedBytes() - alloc) / (double) ops,
-    };
   }
 }

@@ -11,7 +11,6 @@ import io.grpc.Status;
 import io.grpc.StatusException;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
-import io.netty.util.concurrent.EventExecutor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -205,15 +204,7 @@ final class AgentStreamHandler implements ServerCallHandler<DirectPacket, Packet
 
   /** The loop of {@link #loops} this thread runs, or null. */
   private EventLoop currentLoop() {
-    if (loops == null) {
-      return null;
-    }
-    for (EventExecutor e : loops) {
-      if (e.inEventLoop() && e instanceof EventLoop loop) {
-        return loop;
-      }
-    }
-    return null;
+    return CurrentLoop.in(loops);
   }
 
   /**

@@ -8,7 +8,6 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
-import io.netty.util.concurrent.EventExecutor;
 import java.util.concurrent.Executor;
 
 /** Serves {@code ProxyService.Proxy}: one {@link GrpcFrontend} per stream. Thread-safe. */
@@ -52,14 +51,6 @@ final class ProxyStreamHandler implements ServerCallHandler<Packet, DirectPacket
 
   /** The loop of {@link #loops} this thread runs, or null (not called on a transport thread). */
   private EventLoop currentLoop() {
-    if (loops == null) {
-      return null;
-    }
-    for (EventExecutor e : loops) {
-      if (e.inEventLoop() && e instanceof EventLoop loop) {
-        return loop;
-      }
-    }
-    return null;
+    return CurrentLoop.in(loops);
   }
 }
