@@ -20,26 +20,40 @@ final class CpuTimeCases {
 
   private CpuTimeCases() {}
 
-  static void run(List<String> names, List<IntSupplier> cases, int ops, int rounds) {
-    double[][] ns = new double[cases.size()][rounds];
-    double[][] bytes = new double[cases.size()][rounds];
-    for (IntSupplier c : cases) {
-      loop(c, ops); // warm-up
+  static void run(List<String> names, List<IntSupplier> cases, int ops, int rounds) throws Exception {
+    rounds(names, i -> loop(cases.get(i), ops), rounds, "op");
+  }
+
+  /** One measurement of a case: its CPU ns and bytes allocated per {@code unit}. */
+  interface Measurement {
+    double[] of(int caseIndex) throws Exception;
+  }
+
+  /**
+   * Warms every case up once, measures them interleaved for {@code rounds} rounds and prints one
+   * line per case (median and best ns, median bytes per {@code unit}).
+   */
+  static void rounds(List<String> names, Measurement measure, int rounds, String unit)
+      throws Exception {
+    double[][] ns = new double[names.size()][rounds];
+    double[][] bytes = new double[names.size()][rounds];
+    for (int i = 0; i < names.size(); i++) {
+      measure.of(i); // warm-up
     }
     for (int r = 0; r < rounds; r++) {
-      for (int i = 0; i < cases.size(); i++) {
-        double[] m = loop(cases.get(i), ops);
+      for (int i = 0; i < names.size(); i++) {
+        double[] m = measure.of(i);
         ns[i][r] = m[0];
         bytes[i][r] = m[1];
       }
     }
-    for (int i = 0; i < cases.size(); i++) {
+    for (int i = 0; i < names.size(); i++) {
       double[] t = ns[i].clone();
       double[] b = bytes[i].clone();
       Arrays.sort(t);
       Arrays.sort(b);
-      System.out.printf("%-18s cpu ns/op median %7.1f best %7.1f  B/op %6.1f%n",
-          names.get(i), t[rounds / 2], t[0], b[rounds / 2]);
+      System.out.printf("%-18s cpu ns/%s median %7.1f best %7.1f  B/%s %6.1f%n",
+          names.get(i), unit, t[rounds / 2], t[0], unit, b[rounds / 2]);
     }
   }
 

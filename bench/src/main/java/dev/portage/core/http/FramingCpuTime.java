@@ -25,7 +25,7 @@ public final class FramingCpuTime {
   private FramingCpuTime() {}
 
   /** Runs every case and prints one line each. */
-  public static void main(String[] args) {
+  public static void main(String[] args) throws Exception {
     int ops = args.length > 0 ? Integer.parseInt(args[0]) : 500_000;
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 11;
     List<String> names = new ArrayList<>();

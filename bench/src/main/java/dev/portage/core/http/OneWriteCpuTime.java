@@ -29,7 +29,6 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -73,26 +72,9 @@ public final class OneWriteCpuTime {
             ? new Http1ResponseEncoder() : new HttpResponseEncoder();
         channels.add(connect(group, server, encoder));
       }
-      double[][] ns = new double[names.length][rounds];
-      double[][] bytes = new double[names.length][rounds];
-      for (int i = 0; i < names.length; i++) {
-        run(channels.get(i), names[i].startsWith("full"), origin, ops, loopThread); // warm-up
-      }
-      for (int r = 0; r < rounds; r++) {
-        for (int i = 0; i < names.length; i++) {
-          double[] m = run(channels.get(i), names[i].startsWith("full"), origin, ops, loopThread);
-          ns[i][r] = m[0];
-          bytes[i][r] = m[1];
-        }
-      }
-      for (int i = 0; i < names.length; i++) {
-        double[] t = ns[i].clone();
-        double[] b = bytes[i].clone();
-        Arrays.sort(t);
-        Arrays.sort(b);
-        System.out.printf("%-14s loop cpu ns/response median %7.1f best %7.1f  B/response %6.1f%n",
-            names[i], t[rounds / 2], t[0], b[rounds / 2]);
-      }
+      CpuTimeCases.rounds(List.of(names),
+          i -> run(channels.get(i), names[i].startsWith("full"), origin, ops, loopThread), rounds,
+          "response");
       for (Channel ch : channels) {
         ch.close().sync();
       }

@@ -48,7 +48,7 @@ public final class PlainHeadCpuTime {
   private PlainHeadCpuTime() {}
 
   /** Runs every case and prints one line each. */
-  public static void main(String[] args) {
+  public static void main(String[] args) throws Exception {
     int ops = args.length > 0 ? Integer.parseInt(args[0]) : 500_000;
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 11;
     List<String> names = new ArrayList<>();
