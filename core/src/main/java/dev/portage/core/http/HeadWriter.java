@@ -99,19 +99,30 @@ final class HeadWriter {
       } else if (message instanceof HttpRequest request) {
         requestLine(request);
       }
-      Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence();
-      while (it.hasNext()) {
-        Map.Entry<CharSequence, CharSequence> header = it.next();
-        text(header.getKey());
-        put((byte) ':', (byte) ' ');
-        text(header.getValue());
-        crlf();
+      if (headers instanceof ParsedHeaders parsed) {
+        // By index: no iterator and no entry object per header.
+        for (int i = 0, n = parsed.size(); i < n; i++) {
+          header(parsed.nameAt(i), parsed.valueAt(i));
+        }
+      } else {
+        Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence();
+        while (it.hasNext()) {
+          Map.Entry<CharSequence, CharSequence> header = it.next();
+          header(header.getKey(), header.getValue());
+        }
       }
       flush();
     } finally {
       a = null;
       out = null;
     }
+  }
+
+  private void header(CharSequence name, CharSequence value) {
+    text(name);
+    put((byte) ':', (byte) ' ');
+    text(value);
+    crlf();
   }
 
   private void responseLine(HttpResponse response) {

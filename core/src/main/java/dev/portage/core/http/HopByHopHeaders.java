@@ -171,6 +171,12 @@ public final class HopByHopHeaders {
    */
   private static int presentNames(HttpHeaders headers) {
     int present = 0;
+    if (headers instanceof ParsedHeaders parsed) {
+      for (int i = 0, n = parsed.size(); i < n; i++) {
+        present |= bitOf(parsed.nameAt(i));
+      }
+      return present;
+    }
     for (Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence(); it.hasNext(); ) {
       present |= bitOf(it.next().getKey());
     }

@@ -1,24 +1,47 @@
 package dev.portage.core.http;
 
+import io.netty.handler.codec.CharSequenceValueConverter;
+import io.netty.handler.codec.DateFormatter;
 import io.netty.handler.codec.DefaultHeaders;
+import io.netty.handler.codec.HeadersUtils;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.util.AsciiString;
+import java.util.AbstractCollection;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Calendar;
+import java.util.Collections;
+import java.util.Date;
 import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Objects;
 import java.util.Set;
 
 /**
- * The headers of a head {@link PlainHead} parsed, carrying the framing facts the parse saw so that
- * {@link HttpFraming}, {@link HopByHopHeaders} and {@link KeepAlive} need not look them up again:
- * the Content-Length, which hop-by-hop names occur, and the tokens of {@code Connection}. Every
- * mutator that can add, change or remove one of those names keeps the facts exact (a removal) or
- * marks them unknown (anything else), and then the callers look the headers up as before; so do
- * the iterators, whose entries can be changed or removed. Confined to one thread at a time, as
- * Netty's headers are.
+ * The headers of a head {@link PlainHead} parsed: names and values interleaved in one array in
+ * insertion order, no object per header (Netty's {@code DefaultHttpHeaders} allocates an entry of
+ * six fields per header plus a hash table, about a third of the sidecar's bytes per request), and
+ * the framing facts the parse saw, so that {@link HttpFraming}, {@link HopByHopHeaders} and {@link
+ * KeepAlive} need not look them up again: the Content-Length, which hop-by-hop names occur, and the
+ * tokens of {@code Connection}.
+ *
+ * <p>Every public method answers as Netty's {@code DefaultHttpHeaders} from {@code
+ * DefaultHttpHeadersFactory.headersFactory().withNameValidation(false)} does (names compared ASCII
+ * case-blind, {@code get} the first value, value iterators newest first, entries changeable but not
+ * removable, Netty's value check on every value added after the parse), with two deliberate
+ * exceptions: {@link #copy} returns headers of this class that keep checking values (Netty's copy
+ * stops checking them), and {@link #equals} holds only between instances of this class. A head has
+ * a handful of headers, so lookups scan the array. Every change that adds or alters one of the
+ * tracked names marks the facts unknown, a removal keeps them exact, and then the callers look the
+ * headers up as before. Confined to one thread at a time, as Netty's headers are.
  */
-final class ParsedHeaders extends DefaultHttpHeaders {
+final class ParsedHeaders extends HttpHeaders {
 
   /** {@link #connectionTokens} bit: a {@code close} token. */
   static final int CLOSE = 1;
@@ -37,31 +60,58 @@ final class ParsedHeaders extends DefaultHttpHeaders {
 
   private static final int TOKENS = 7 << TOKENS_SHIFT;
 
+  /** Netty's check of a header value, as its default headers factory applies it. */
+  private static final DefaultHeaders.ValueValidator<CharSequence> VALUE_CHECK =
+      DefaultHttpHeadersFactory.headersFactory().getValueValidator();
+
+  private static final CharSequenceValueConverter CONVERTER = CharSequenceValueConverter.INSTANCE;
+
+  private static final CharSequence[] NONE = {};
+
+  /** Header i's name at {@code 2 * i}, its value at {@code 2 * i + 1}; null past {@link #size}. */
+  private CharSequence[] kv;
+
+  private int size;
+
+  /**
+   * Counts the changes that can move a header to another index (removals): an entry handed out
+   * before one no longer writes through, as Netty's entries of removed headers do not.
+   */
+  private int moves;
+
   /**
    * {@link #KNOWN}, the Connection tokens and the hop-by-hop bits in one int, and the length in
-   * another (at most 9 digits): 8 bytes more per message instead of 24 as separate fields.
+   * another (at most 9 digits).
    */
   private int facts;
 
   private int contentLength = -1;
 
-  ParsedHeaders(
-      DefaultHeaders.NameValidator<CharSequence> names,
-      DefaultHeaders.ValueValidator<CharSequence> values,
-      int buckets) {
-    super(names, values, buckets);
+  /** Empty headers; their facts are known (there are none). */
+  ParsedHeaders() {
+    this(NONE, 0, 0, 0, -1);
   }
 
-  /** Adds a header the parse read, its facts recorded by {@link #parsed} at the end. */
-  void addParsed(AsciiString name, String value) {
-    super.add(name, value);
-  }
-
-  /** Records what the parse saw; the facts are known from here until a mutation says otherwise. */
-  void parsed(int hopByHop, int connectionTokens, long contentLength) {
+  /**
+   * The {@code size} headers in {@code kv} (which these headers now own) as a parse found them,
+   * with what it saw of them: the values already passed a check stricter than Netty's.
+   */
+  ParsedHeaders(CharSequence[] kv, int size, int hopByHop, int connectionTokens, long contentLength) {
+    this.kv = kv;
+    this.size = size;
     this.facts = KNOWN | connectionTokens << TOKENS_SHIFT | hopByHop;
     this.contentLength = (int) contentLength;
   }
+
+  private ParsedHeaders(ParsedHeaders from) {
+    // One slot more: a copy is usually made to add a framing header.
+    this.kv = Arrays.copyOf(from.kv, 2 * from.size + 2);
+    this.size = from.size;
+    this.facts = from.facts;
+    this.contentLength = from.contentLength;
+  }
+
+  // The framing facts.
 
   /** Whether the facts below still describe these headers. */
   boolean known() {
@@ -81,6 +131,16 @@ final class ParsedHeaders extends DefaultHttpHeaders {
   /** The Content-Length, or -1 when there is none. */
   long contentLength() {
     return contentLength;
+  }
+
+  /** Header {@code i}'s name, {@code 0 <= i < size()}: for walks that need no entry objects. */
+  CharSequence nameAt(int i) {
+    return kv[2 * i];
+  }
+
+  /** Header {@code i}'s value, {@code 0 <= i < size()}. */
+  CharSequence valueAt(int i) {
+    return kv[2 * i + 1];
   }
 
   /** The {@link #connectionTokens} bits of one Connection value (comma-separated, trimmed tokens). */
@@ -135,7 +195,7 @@ final class ParsedHeaders extends DefaultHttpHeaders {
     return true;
   }
 
-  /** Adding or replacing a framing name: the facts are no longer known. */
+  /** Adding or changing a value of a framing name: the facts are no longer known. */
   private void changing(CharSequence name) {
     if (known() && tracked(name)) {
       facts = 0;
@@ -145,108 +205,6 @@ final class ParsedHeaders extends DefaultHttpHeaders {
   private static boolean tracked(CharSequence name) {
     return HopByHopHeaders.bitOf(name) != 0
         || AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.CONTENT_LENGTH);
-  }
-
-  @Override
-  public HttpHeaders add(String name, Object value) {
-    changing(name);
-    return super.add(name, value);
-  }
-
-  @Override
-  public HttpHeaders add(CharSequence name, Object value) {
-    changing(name);
-    return super.add(name, value);
-  }
-
-  @Override
-  public HttpHeaders add(String name, Iterable<?> values) {
-    changing(name);
-    return super.add(name, values);
-  }
-
-  @Override
-  public HttpHeaders add(CharSequence name, Iterable<?> values) {
-    changing(name);
-    return super.add(name, values);
-  }
-
-  @Override
-  public HttpHeaders addInt(CharSequence name, int value) {
-    changing(name);
-    return super.addInt(name, value);
-  }
-
-  @Override
-  public HttpHeaders addShort(CharSequence name, short value) {
-    changing(name);
-    return super.addShort(name, value);
-  }
-
-  @Override
-  public HttpHeaders add(HttpHeaders headers) {
-    facts = 0;
-    return super.add(headers);
-  }
-
-  @Override
-  public HttpHeaders set(String name, Object value) {
-    changing(name);
-    return super.set(name, value);
-  }
-
-  @Override
-  public HttpHeaders set(CharSequence name, Object value) {
-    changing(name);
-    return super.set(name, value);
-  }
-
-  @Override
-  public HttpHeaders set(String name, Iterable<?> values) {
-    changing(name);
-    return super.set(name, values);
-  }
-
-  @Override
-  public HttpHeaders set(CharSequence name, Iterable<?> values) {
-    changing(name);
-    return super.set(name, values);
-  }
-
-  @Override
-  public HttpHeaders setInt(CharSequence name, int value) {
-    changing(name);
-    return super.setInt(name, value);
-  }
-
-  @Override
-  public HttpHeaders setShort(CharSequence name, short value) {
-    changing(name);
-    return super.setShort(name, value);
-  }
-
-  @Override
-  public HttpHeaders set(HttpHeaders headers) {
-    facts = 0;
-    return super.set(headers);
-  }
-
-  @Override
-  public HttpHeaders setAll(HttpHeaders headers) {
-    facts = 0;
-    return super.setAll(headers);
-  }
-
-  @Override
-  public HttpHeaders remove(String name) {
-    removing(name);
-    return super.remove(name);
-  }
-
-  @Override
-  public HttpHeaders remove(CharSequence name) {
-    removing(name);
-    return super.remove(name);
   }
 
   /** A removal takes every value of the name: the facts stay exact (x-http2-* names share a bit). */
@@ -267,45 +225,700 @@ final class ParsedHeaders extends DefaultHttpHeaders {
     }
   }
 
-  @Override
-  public HttpHeaders clear() {
-    super.clear();
-    if (known()) {
-      facts = KNOWN;
-      contentLength = -1;
-    }
-    return this;
+  // Storage.
+
+  private static boolean sameName(CharSequence a, CharSequence b) {
+    return a == b || AsciiString.contentEqualsIgnoreCase(a, b);
   }
 
-  // Entries and value iterators can change or remove what they hand out.
+  /** The index of the first header called {@code name}, or -1. */
+  private int indexOf(CharSequence name) {
+    CharSequence[] a = kv;
+    for (int i = 0, n = size; i < n; i++) {
+      if (sameName(name, a[2 * i])) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private CharSequence first(CharSequence name) {
+    Objects.requireNonNull(name, "name");
+    int i = indexOf(name);
+    return i < 0 ? null : kv[2 * i + 1];
+  }
+
+  private void append(CharSequence name, CharSequence value) {
+    changing(name);
+    int at = 2 * size;
+    if (at == kv.length) {
+      kv = Arrays.copyOf(kv, Math.max(8, 2 * kv.length));
+    }
+    kv[at] = name;
+    kv[at + 1] = value;
+    size++;
+  }
+
+  /** Removes every header called {@code name}, keeping the others in order. */
+  private void removeAll(CharSequence name) {
+    CharSequence[] a = kv;
+    int w = 0;
+    for (int r = 0, n = size; r < n; r++) {
+      CharSequence key = a[2 * r];
+      if (sameName(name, key)) {
+        continue;
+      }
+      if (w != r) {
+        a[2 * w] = key;
+        a[2 * w + 1] = a[2 * r + 1];
+      }
+      w++;
+    }
+    if (w != size) {
+      Arrays.fill(a, 2 * w, 2 * size, null);
+      size = w;
+      moves++;
+    }
+  }
+
+  private void removeAt(int i) {
+    System.arraycopy(kv, 2 * i + 2, kv, 2 * i, 2 * (size - i - 1));
+    size--;
+    kv[2 * size] = null;
+    kv[2 * size + 1] = null;
+    moves++;
+  }
+
+  /** Netty's value check, its failure named as Netty names it. */
+  private static void check(CharSequence name, CharSequence value) {
+    try {
+      VALUE_CHECK.validate(value);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("Validation failed for header '" + name + "'", e);
+    }
+  }
+
+  /** An object value as Netty's headers convert it: char sequences kept, dates as HTTP dates. */
+  private static CharSequence convert(Object value) {
+    Objects.requireNonNull(value, "value");
+    if (value instanceof CharSequence s) {
+      return s;
+    }
+    if (value instanceof Date date) {
+      return DateFormatter.format(date);
+    }
+    if (value instanceof Calendar calendar) {
+      return DateFormatter.format(calendar.getTime());
+    }
+    return value.toString();
+  }
+
+  private void addValue(CharSequence name, CharSequence value) {
+    Objects.requireNonNull(name, "name");
+    check(name, value);
+    Objects.requireNonNull(value, "value");
+    append(name, value);
+  }
+
+  private void setValue(CharSequence name, CharSequence value) {
+    Objects.requireNonNull(name, "name");
+    check(name, value);
+    Objects.requireNonNull(value, "value");
+    removeAll(name);
+    append(name, value);
+  }
+
+  private void setValues(CharSequence name, Iterable<?> values) {
+    Objects.requireNonNull(name, "name");
+    removing(name);
+    removeAll(name);
+    for (Object v : values) {
+      if (v == null) {
+        break;
+      }
+      CharSequence value = convert(v);
+      check(name, value);
+      append(name, value);
+    }
+  }
+
+  // Lookups.
+
+  @Override
+  public String get(String name) {
+    return get((CharSequence) name);
+  }
+
+  @Override
+  public String get(CharSequence name) {
+    CharSequence v = first(name);
+    return v == null ? null : v.toString();
+  }
+
+  @Override
+  public Integer getInt(CharSequence name) {
+    CharSequence v = first(name);
+    try {
+      return v == null ? null : CONVERTER.convertToInt(v);
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  @Override
+  public int getInt(CharSequence name, int defaultValue) {
+    Integer v = getInt(name);
+    return v != null ? v : defaultValue;
+  }
+
+  @Override
+  public Short getShort(CharSequence name) {
+    CharSequence v = first(name);
+    try {
+      return v == null ? null : CONVERTER.convertToShort(v);
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  @Override
+  public short getShort(CharSequence name, short defaultValue) {
+    Short v = getShort(name);
+    return v != null ? v : defaultValue;
+  }
+
+  @Override
+  public Long getTimeMillis(CharSequence name) {
+    CharSequence v = first(name);
+    try {
+      // A value that is no date escapes as Netty's ParseException, as from Netty's headers.
+      return v == null ? null : CONVERTER.convertToTimeMillis(v);
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  @Override
+  public long getTimeMillis(CharSequence name, long defaultValue) {
+    Long v = getTimeMillis(name);
+    return v != null ? v : defaultValue;
+  }
+
+  @Override
+  public List<String> getAll(String name) {
+    return getAll((CharSequence) name);
+  }
+
+  @Override
+  public List<String> getAll(CharSequence name) {
+    Objects.requireNonNull(name, "name");
+    List<String> values = null;
+    for (int i = 0; i < size; i++) {
+      if (sameName(name, kv[2 * i])) {
+        if (values == null) {
+          values = new ArrayList<>(2);
+        }
+        values.add(kv[2 * i + 1].toString());
+      }
+    }
+    return values == null ? Collections.emptyList() : Collections.unmodifiableList(values);
+  }
+
+  /** The values of {@code name} as stored, in insertion order. */
+  private List<CharSequence> stored(CharSequence name) {
+    List<CharSequence> values = new ArrayList<>(2);
+    for (int i = 0; i < size; i++) {
+      if (sameName(name, kv[2 * i])) {
+        values.add(kv[2 * i + 1]);
+      }
+    }
+    return values;
+  }
+
+  @Override
+  public List<Map.Entry<String, String>> entries() {
+    if (isEmpty()) {
+      return Collections.emptyList();
+    }
+    List<Map.Entry<String, String>> all = new ArrayList<>(size);
+    for (Iterator<Map.Entry<String, String>> it = iterator(); it.hasNext(); ) {
+      all.add(it.next());
+    }
+    return all;
+  }
+
+  @Override
+  public boolean contains(String name) {
+    return contains((CharSequence) name);
+  }
+
+  @Override
+  public boolean contains(CharSequence name) {
+    return first(name) != null;
+  }
+
+  @Override
+  public boolean contains(String name, String value, boolean ignoreCase) {
+    return contains((CharSequence) name, value, ignoreCase);
+  }
+
+  @Override
+  public boolean contains(CharSequence name, CharSequence value, boolean ignoreCase) {
+    Objects.requireNonNull(name, "name");
+    for (int i = 0; i < size; i++) {
+      if (sameName(name, kv[2 * i])) {
+        CharSequence v = kv[2 * i + 1];
+        if (ignoreCase
+            ? AsciiString.contentEqualsIgnoreCase(value, v)
+            : AsciiString.contentEquals(value, v)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  @Override
+  public boolean containsValue(CharSequence name, CharSequence value, boolean ignoreCase) {
+    Objects.requireNonNull(name, "name");
+    for (int i = 0; i < size; i++) {
+      if (sameName(name, kv[2 * i]) && hasToken(kv[2 * i + 1], value, ignoreCase)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether one comma-separated, trimmed part of {@code stored} is {@code expected}; like Netty's,
+   * an empty part after a trailing comma is not one.
+   */
+  private static boolean hasToken(CharSequence stored, CharSequence expected, boolean ignoreCase) {
+    int start = 0;
+    int comma;
+    while ((comma = AsciiString.indexOf(stored, ',', start)) != -1) {
+      if (equal(AsciiString.trim(stored.subSequence(start, comma)), expected, ignoreCase)) {
+        return true;
+      }
+      start = comma + 1;
+    }
+    if (start == 0) {
+      return equal(AsciiString.trim(stored), expected, ignoreCase);
+    }
+    return start < stored.length()
+        && equal(AsciiString.trim(stored.subSequence(start, stored.length())), expected, ignoreCase);
+  }
+
+  private static boolean equal(CharSequence a, CharSequence b, boolean ignoreCase) {
+    return ignoreCase ? AsciiString.contentEqualsIgnoreCase(a, b) : AsciiString.contentEquals(a, b);
+  }
+
+  @Override
+  public boolean isEmpty() {
+    return size == 0;
+  }
+
+  @Override
+  public int size() {
+    return size;
+  }
+
+  /** Like Netty's: a live view, one name per spelling object added ({@code equals} of the names). */
+  @Override
+  public Set<String> names() {
+    return new Names();
+  }
+
+  private Set<CharSequence> distinctNames() {
+    if (size == 0) {
+      return Collections.emptySet();
+    }
+    Set<CharSequence> names = new LinkedHashSet<>(size);
+    for (int i = 0; i < size; i++) {
+      names.add(kv[2 * i]);
+    }
+    return names;
+  }
+
+  // Iteration.
 
   @Override
   public Iterator<Map.Entry<String, String>> iterator() {
-    facts = 0;
-    return super.iterator();
+    return HeadersUtils.iteratorAsString(this::iteratorCharSequence);
   }
 
   @Override
   public Iterator<Map.Entry<CharSequence, CharSequence>> iteratorCharSequence() {
-    facts = 0;
-    return super.iteratorCharSequence();
+    return new Entries();
   }
 
   @Override
   public Iterator<String> valueStringIterator(CharSequence name) {
-    changing(name);
-    return super.valueStringIterator(name);
+    Values values = new Values(name);
+    return new Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return values.hasNext();
+      }
+
+      @Override
+      public String next() {
+        return values.next().toString();
+      }
+
+      @Override
+      public void remove() {
+        values.remove();
+      }
+    };
   }
 
   @Override
   public Iterator<CharSequence> valueCharSequenceIterator(CharSequence name) {
-    changing(name);
-    return super.valueCharSequenceIterator(name);
+    return new Values(name);
+  }
+
+  // Changes.
+
+  @Override
+  public HttpHeaders add(String name, Object value) {
+    return add((CharSequence) name, value);
   }
 
   @Override
-  public Set<String> names() {
-    facts = 0;
-    return super.names();
+  public HttpHeaders add(CharSequence name, Object value) {
+    addValue(name, convert(value));
+    return this;
+  }
+
+  @Override
+  public HttpHeaders add(String name, Iterable<?> values) {
+    return add((CharSequence) name, values);
+  }
+
+  @Override
+  public HttpHeaders add(CharSequence name, Iterable<?> values) {
+    for (Object v : values) {
+      addValue(name, convert(v));
+    }
+    return this;
+  }
+
+  @Override
+  public HttpHeaders add(HttpHeaders headers) {
+    Objects.requireNonNull(headers, "headers");
+    if (headers == this) {
+      throw new IllegalArgumentException("can't add to itself.");
+    }
+    if (headers instanceof DefaultHttpHeaders) {
+      // Netty keeps the other's name and value objects here, and so does this.
+      for (Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence();
+          it.hasNext(); ) {
+        Map.Entry<CharSequence, CharSequence> e = it.next();
+        addValue(e.getKey(), e.getValue());
+      }
+    } else {
+      for (Iterator<Map.Entry<String, String>> it = headers.iteratorAsString(); it.hasNext(); ) {
+        Map.Entry<String, String> e = it.next();
+        add(e.getKey(), e.getValue());
+      }
+    }
+    return this;
+  }
+
+  @Override
+  public HttpHeaders addInt(CharSequence name, int value) {
+    addValue(name, CONVERTER.convertInt(value));
+    return this;
+  }
+
+  @Override
+  public HttpHeaders addShort(CharSequence name, short value) {
+    addValue(name, CONVERTER.convertShort(value));
+    return this;
+  }
+
+  @Override
+  public HttpHeaders set(String name, Object value) {
+    return set((CharSequence) name, value);
+  }
+
+  @Override
+  public HttpHeaders set(CharSequence name, Object value) {
+    setValue(name, Objects.requireNonNull(convert(value), "convertedValue"));
+    return this;
+  }
+
+  @Override
+  public HttpHeaders set(String name, Iterable<?> values) {
+    return set((CharSequence) name, values);
+  }
+
+  @Override
+  public HttpHeaders set(CharSequence name, Iterable<?> values) {
+    setValues(name, values);
+    return this;
+  }
+
+  @Override
+  public HttpHeaders set(HttpHeaders headers) {
+    Objects.requireNonNull(headers, "headers");
+    if (headers != this) {
+      clear();
+      add(headers);
+    }
+    return this;
+  }
+
+  @Override
+  public HttpHeaders setAll(HttpHeaders headers) {
+    Objects.requireNonNull(headers, "headers");
+    // Setting every header of these headers again would leave them as they are (Netty's own
+    // headers loop forever on it).
+    return headers == this ? this : super.setAll(headers);
+  }
+
+  @Override
+  public HttpHeaders setInt(CharSequence name, int value) {
+    setValue(name, CONVERTER.convertInt(value));
+    return this;
+  }
+
+  @Override
+  public HttpHeaders setShort(CharSequence name, short value) {
+    setValue(name, CONVERTER.convertShort(value));
+    return this;
+  }
+
+  @Override
+  public HttpHeaders remove(String name) {
+    return remove((CharSequence) name);
+  }
+
+  @Override
+  public HttpHeaders remove(CharSequence name) {
+    Objects.requireNonNull(name, "name");
+    removing(name);
+    removeAll(name);
+    return this;
+  }
+
+  @Override
+  public HttpHeaders clear() {
+    Arrays.fill(kv, 0, 2 * size, null);
+    size = 0;
+    moves++;
+    facts = KNOWN;
+    contentLength = -1;
+    return this;
+  }
+
+  /** A copy of these headers and their facts, of this class; it checks values added to it. */
+  @Override
+  public HttpHeaders copy() {
+    return new ParsedHeaders(this);
+  }
+
+  // Equality as Netty's headers define it among themselves: names case-blind, values exact.
+
+  @Override
+  public boolean equals(Object o) {
+    if (!(o instanceof ParsedHeaders other) || other.size != size) {
+      return false;
+    }
+    if (other == this) {
+      return true;
+    }
+    for (CharSequence name : distinctNames()) {
+      List<CharSequence> mine = stored(name);
+      List<CharSequence> theirs = other.stored(name);
+      if (mine.size() != theirs.size()) {
+        return false;
+      }
+      for (int i = 0; i < mine.size(); i++) {
+        if (!AsciiString.contentEquals(theirs.get(i), mine.get(i))) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /** The hash Netty's headers give the same headers. */
+  @Override
+  public int hashCode() {
+    int result = 0xc2b2ae35;
+    for (CharSequence name : distinctNames()) {
+      result = 31 * result + AsciiString.CASE_INSENSITIVE_HASHER.hashCode(name);
+      for (CharSequence value : stored(name)) {
+        result = 31 * result + AsciiString.CASE_SENSITIVE_HASHER.hashCode(value);
+      }
+    }
+    return result;
+  }
+
+  /** Entries in insertion order; {@code remove} is not supported, as with Netty's. */
+  private final class Entries implements Iterator<Map.Entry<CharSequence, CharSequence>> {
+    private int next;
+
+    @Override
+    public boolean hasNext() {
+      return next < size;
+    }
+
+    @Override
+    public Map.Entry<CharSequence, CharSequence> next() {
+      if (next >= size) {
+        throw new NoSuchElementException();
+      }
+      return new Header(next++);
+    }
+
+    @Override
+    public void remove() {
+      throw new UnsupportedOperationException("read only");
+    }
+  }
+
+  /**
+   * One header handed out by iteration. Like Netty's entries it writes through until the header
+   * is removed (here: until any header is removed, after which its index may be another's), and
+   * like them {@code setValue} only refuses null.
+   */
+  private final class Header implements Map.Entry<CharSequence, CharSequence> {
+    private final int index;
+    private final int movesThen;
+    private final CharSequence key;
+    private CharSequence value;
+
+    Header(int index) {
+      this.index = index;
+      this.movesThen = moves;
+      this.key = kv[2 * index];
+      this.value = kv[2 * index + 1];
+    }
+
+    private boolean current() {
+      return moves == movesThen;
+    }
+
+    @Override
+    public CharSequence getKey() {
+      return key;
+    }
+
+    @Override
+    public CharSequence getValue() {
+      return current() ? kv[2 * index + 1] : value;
+    }
+
+    @Override
+    public CharSequence setValue(CharSequence v) {
+      Objects.requireNonNull(v, "value");
+      CharSequence old = getValue();
+      if (current()) {
+        changing(key);
+        kv[2 * index + 1] = v;
+      }
+      value = v;
+      return old;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Map.Entry<?, ?> e
+          && Objects.equals(key, e.getKey())
+          && Objects.equals(getValue(), e.getValue());
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hashCode(key) ^ Objects.hashCode(getValue());
+    }
+
+    @Override
+    public String toString() {
+      return key + "=" + getValue();
+    }
+  }
+
+  /** The values of one name, newest first as Netty's value iterators go; removable. */
+  private final class Values implements Iterator<CharSequence> {
+    private final CharSequence name;
+    private int next;
+    private int last = -1;
+
+    Values(CharSequence name) {
+      this.name = Objects.requireNonNull(name, "name");
+      next = before(size);
+    }
+
+    private int before(int i) {
+      for (int j = i - 1; j >= 0; j--) {
+        if (sameName(name, kv[2 * j])) {
+          return j;
+        }
+      }
+      return -1;
+    }
+
+    @Override
+    public boolean hasNext() {
+      return next >= 0;
+    }
+
+    @Override
+    public CharSequence next() {
+      if (next < 0) {
+        throw new NoSuchElementException();
+      }
+      last = next;
+      next = before(next);
+      return kv[2 * last + 1];
+    }
+
+    @Override
+    public void remove() {
+      if (last < 0) {
+        throw new IllegalStateException();
+      }
+      changing(name); // one value of several may go: not worth keeping the facts exact
+      removeAt(last); // the values still to come sit before it and keep their indexes
+      last = -1;
+    }
+  }
+
+  /** Netty's view of the names: live, its size the number of distinct name objects. */
+  private final class Names extends AbstractCollection<String> implements Set<String> {
+    @Override
+    public int size() {
+      return distinctNames().size();
+    }
+
+    @Override
+    public boolean isEmpty() {
+      return ParsedHeaders.this.isEmpty();
+    }
+
+    @Override
+    public boolean contains(Object o) {
+      return ParsedHeaders.this.contains(o.toString());
+    }
+
+    @Override
+    public Iterator<String> iterator() {
+      Iterator<CharSequence> names = distinctNames().iterator();
+      return new Iterator<>() {
+        @Override
+        public boolean hasNext() {
+          return names.hasNext();
+        }
+
+        @Override
+        public String next() {
+          return names.next().toString();
+        }
+      };
+    }
   }
 }

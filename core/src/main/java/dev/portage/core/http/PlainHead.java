@@ -1,8 +1,6 @@
 package dev.portage.core.http;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.handler.codec.DefaultHeaders;
-import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.HttpMethod;
@@ -14,6 +12,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.AsciiString;
 import io.netty.util.concurrent.FastThreadLocal;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * A strict parser of one plain HTTP/1.1 head that is already whole in a buffer, for the requests
@@ -26,9 +25,10 @@ import java.nio.charset.StandardCharsets;
  * Transfer-Encoding} and at most one plain {@code Content-Length}. Anything else, including a head
  * not yet whole or near Netty's size limits, is "not handled": the parse returns null and leaves the
  * buffer as it was, so the caller hands the same bytes to Netty's decoder and its verdict. On what
- * it does handle it builds the message Netty's decoder builds (Netty's headers and checks, names
- * spelled as sent, values trimmed of spaces and tabs), whose headers ({@link ParsedHeaders}) also
- * carry the framing facts seen on the way, so that nobody looks them up again.
+ * it does handle it builds the message Netty's decoder builds (names spelled as sent, values
+ * trimmed of spaces and tabs), with compact headers that answer as Netty's do ({@link
+ * ParsedHeaders}) and also carry the framing facts seen on the way, so that nobody looks them up
+ * again.
  *
  * <p>One instance per connection: it remembers the names and values of the previous head (and a
  * request's target) and hands out the same immutable objects when the bytes repeat, which they
@@ -53,18 +53,6 @@ final class PlainHead {
         }
       };
 
-  /**
-   * Headers without Netty's name check: every name parsed here is already a token (the TOKEN table),
-   * and checking it again per header was 3.4 % of the sidecar's CPU samples (2026-11-27 JFR). Values
-   * are treated as Netty's default factory treats them; names added later by Portage are constants.
-   */
-  private static final DefaultHttpHeadersFactory HEADERS =
-      DefaultHttpHeadersFactory.headersFactory().withNameValidation(false);
-
-  /** Netty's check of a header value, as {@link #HEADERS} applies it to every value added. */
-  private static final DefaultHeaders.ValueValidator<CharSequence> VALUE_CHECK =
-      HEADERS.getValueValidator();
-
   private static final boolean[] TOKEN = new boolean[256];
 
   static {
@@ -88,26 +76,22 @@ final class PlainHead {
   private static final AsciiString HTTP_1_1 = AsciiString.cached("HTTP/1.1");
   private static final AsciiString HTTP_1_0 = AsciiString.cached("HTTP/1.0");
 
-  /** Netty's check of a header name, as {@link #HEADERS} applies it (only that it is not null). */
-  private static final DefaultHeaders.NameValidator<CharSequence> NAME_CHECK =
-      HEADERS.getNameValidator();
-
-  /**
-   * Hash buckets of a parsed head's headers: a head has a handful of headers (a curl request 3, an
-   * nginx response 8), and Netty's default of 16 buckets cost 32 bytes more per message for
-   * nothing measurable (PlainHeadCpuTime).
-   */
-  private static final int BUCKETS = 8;
-
-  /** The value this parser is adding, not checked again ({@link MadeValue}). */
-  private final MadeValue made = new MadeValue();
-
   private final AsciiString[] names = new AsciiString[REMEMBERED];
 
   /** {@link HopByHopHeaders#bitOf} of each remembered name, so a repeated head skips the lookup. */
   private final int[] nameBits = new int[REMEMBERED];
 
   private final String[] values = new String[REMEMBERED];
+
+  /**
+   * The names and values of the head being parsed, interleaved; its headers get an exact-size copy.
+   * Every name is a token (the TOKEN table) and every value passed a check stricter than Netty's,
+   * so neither is checked again.
+   */
+  private CharSequence[] pairs = new CharSequence[2 * REMEMBERED];
+
+  /** The headers {@link #headers} built last. */
+  private ParsedHeaders parsed;
   private String target;
   private long contentLength = -1;
 
@@ -146,11 +130,12 @@ final class PlainHead {
       return null;
     }
     p += 10;
-    ParsedHeaders headers = new ParsedHeaders(NAME_CHECK, made, BUCKETS);
-    p = headers(a, p, end, headers, true);
+    p = headers(a, p, end, true);
     if (p < 0) {
       return null;
     }
+    ParsedHeaders headers = parsed;
+    parsed = null;
     String uri = target;
     if (uri == null || !sameBytes(uri, a, targetStart, targetLength)) {
       uri = new String(a, targetStart, targetLength, StandardCharsets.ISO_8859_1);
@@ -202,12 +187,13 @@ final class PlainHead {
     }
     int reasonEnd = p;
     p += 2;
-    ParsedHeaders headers = new ParsedHeaders(NAME_CHECK, made, BUCKETS);
     contentLength = -1;
-    p = headers(a, p, end, headers, false);
+    p = headers(a, p, end, false);
     if (p < 0) {
       return null;
     }
+    ParsedHeaders headers = parsed;
+    parsed = null;
     HttpResponseStatus status = HttpResponseStatus.valueOf(code);
     if (!sameBytes(status.reasonPhrase(), a, reasonStart, reasonEnd - reasonStart)) {
       status = HttpResponseStatus.valueOf(
@@ -249,11 +235,11 @@ final class PlainHead {
   }
 
   /**
-   * Adds the header lines from {@code p} on, each name ":" OWS value OWS CRLF, up to and past the
-   * blank line; the index after it, or -1 when a line is not one this parser handles or the head
-   * does not end within the limit.
+   * Reads the header lines from {@code p} on, each name ":" OWS value OWS CRLF, up to and past the
+   * blank line, into {@link #parsed}; the index after it, or -1 when a line is not one this parser
+   * handles or the head does not end within the limit.
    */
-  private int headers(byte[] a, int p, int end, ParsedHeaders headers, boolean request) {
+  private int headers(byte[] a, int p, int end, boolean request) {
     int headersEnd = Math.min(end, p + MAX_HEADERS);
     int index = 0;
     int hopByHop = 0;
@@ -266,7 +252,8 @@ final class PlainHead {
         if (a[p + 1] != '\n') {
           return -1;
         }
-        headers.parsed(hopByHop, tokens, request ? -1 : contentLength);
+        parsed = new ParsedHeaders(Arrays.copyOf(pairs, 2 * index), index, hopByHop, tokens,
+            request ? -1 : contentLength);
         return p + 2;
       }
       int nameStart = p;
@@ -311,8 +298,11 @@ final class PlainHead {
           tokens |= ParsedHeaders.tokens(value);
         }
       }
-      made.value = value;
-      headers.addParsed(name, value);
+      if (2 * index == pairs.length) {
+        pairs = Arrays.copyOf(pairs, 2 * pairs.length);
+      }
+      pairs[2 * index] = name;
+      pairs[2 * index + 1] = value;
       index++;
     }
   }
@@ -420,25 +410,5 @@ final class PlainHead {
 
   private static boolean startsWithIgnoreCase(byte[] a, int start, int end, String lower) {
     return end - start > lower.length() && equalsIgnoreCase(a, start, lower);
-  }
-
-  /**
-   * Netty's value check, skipped for the value a parse is adding. Every value made here has passed
-   * the parser's own stricter byte check (visible ASCII, spaces and tabs, trimmed), and the same
-   * String instances come back head after head, so checking them again on every add only repeated
-   * a verdict. Any other value, added later by whoever holds the headers (or a copy of them), is
-   * checked as before. Written on the event loop by the parse, read on whatever thread adds to the
-   * headers: the field only ever holds a value made here, so an identical instance is a checked one
-   * whatever that thread sees of it. A separate object so that headers do not keep the parser.
-   */
-  private static final class MadeValue implements DefaultHeaders.ValueValidator<CharSequence> {
-    private String value;
-
-    @Override
-    public void validate(CharSequence v) {
-      if (v != value) {
-        VALUE_CHECK.validate(v);
-      }
-    }
   }
 }

@@ -29,7 +29,9 @@ import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.AsciiString;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -163,7 +165,26 @@ class Http1EncoderDifferentialTest {
     if (r.nextInt(25) == 0) {
       h.add(longValue(r), "long name");
     }
-    return h;
+    return r.nextBoolean() ? parsed(h) : h;
+  }
+
+  /** The same headers as a parse hands them over ({@link ParsedHeaders}, written by index). */
+  private static HttpHeaders parsed(HttpHeaders h) {
+    CharSequence[] kv = new CharSequence[2 * h.size()];
+    int hopByHop = 0;
+    int tokens = 0;
+    int i = 0;
+    for (Iterator<Map.Entry<CharSequence, CharSequence>> it = h.iteratorCharSequence(); it.hasNext(); ) {
+      Map.Entry<CharSequence, CharSequence> e = it.next();
+      kv[i++] = e.getKey();
+      kv[i++] = e.getValue();
+      int bit = HopByHopHeaders.bitOf(e.getKey());
+      hopByHop |= bit;
+      if (bit == HopByHopHeaders.CONNECTION_BIT) {
+        tokens |= ParsedHeaders.tokens(e.getValue());
+      }
+    }
+    return new ParsedHeaders(kv, h.size(), hopByHop, tokens, -1);
   }
 
   private static HttpVersion version(Random r) {

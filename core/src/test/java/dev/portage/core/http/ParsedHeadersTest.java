@@ -55,7 +55,7 @@ class ParsedHeadersTest {
 
   /** The same message with Netty's plain headers: what every answer must equal. */
   private static HttpMessage plain(HttpMessage m) {
-    // Copied without iterating the parsed headers, which would mark their facts unknown.
+    // Copied through the parsed headers' own iteration, which leaves their facts known.
     HttpHeaders copy = new DefaultHttpHeaders().add(m.headers());
     if (m instanceof HttpRequest r) {
       return new DefaultHttpRequest(r.protocolVersion(), r.method(), r.uri(), copy);
