@@ -5,20 +5,27 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.handler.codec.DefaultHeaders;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
+import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpHeadersFactory;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
 import io.netty.util.AsciiString;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.function.IntSupplier;
 
 /**
  * What {@link PlainHead} costs per head, in thread CPU time and bytes allocated: an nginx response
  * head (with its 1 KiB body behind it, as the origin's read leaves it) and a curl request head,
- * parsed from a direct buffer on a connection where every head repeats; then, for the evaluation of
- * cheaper header storage, the same eight response headers added to headers from a few factories
+ * parsed from a direct buffer on a connection where every head repeats; what a parsed head then
+ * costs to {@code copy()} its headers (as the sidecar does per attempt of a request with a body) and
+ * to encode (initial line and header lines through Portage's encoders, into a reused buffer); then,
+ * for the evaluation of cheaper header storage, the same eight response headers added to headers from a few factories
  * (Netty's checks of names and values, as PlainHead's factory; no value check; pre-sized; values
  * known to be checked already skipped by identity) and the two ways to tell a remembered value from
  * the bytes (char by char against the String, or {@code Arrays.equals} against kept bytes). One
@@ -67,6 +74,49 @@ public final class PlainHeadCpuTime {
     runs.add(() -> {
       request.readerIndex(0);
       return requests.parseRequest(request).headers().size();
+    });
+
+    ByteBuf once = direct(NGINX_HEAD);
+    HttpResponse nginx = parsed(responses.parseResponse(once));
+    once.release();
+    once = direct(CURL_HEAD);
+    HttpRequest curl = parsed(requests.parseRequest(once));
+    once.release();
+    names.add("copy response");
+    runs.add(() -> nginx.headers().copy().size());
+    names.add("copy request");
+    runs.add(() -> curl.headers().copy().size());
+    ByteBuf out = ByteBufAllocator.DEFAULT.directBuffer(1024);
+    ResponseHooks responseEncoder = new ResponseHooks();
+    RequestHooks requestEncoder = new RequestHooks();
+    names.add("encode response");
+    runs.add(() -> {
+      out.clear();
+      responseEncoder.encodeInitialLine(out, nginx);
+      responseEncoder.encodeHeaders(nginx.headers(), out);
+      return out.writerIndex();
+    });
+    // The same head in Netty's headers (same name and value objects): the storage's share.
+    HttpResponse nginxNetty = new DefaultHttpResponse(nginx.protocolVersion(), nginx.status(),
+        DefaultHttpHeadersFactory.headersFactory().withNameValidation(false).newHeaders());
+    for (Iterator<Map.Entry<CharSequence, CharSequence>> it = nginx.headers().iteratorCharSequence();
+        it.hasNext(); ) {
+      Map.Entry<CharSequence, CharSequence> e = it.next();
+      nginxNetty.headers().add(e.getKey(), e.getValue());
+    }
+    names.add("encode resp netty");
+    runs.add(() -> {
+      out.clear();
+      responseEncoder.encodeInitialLine(out, nginxNetty);
+      responseEncoder.encodeHeaders(nginxNetty.headers(), out);
+      return out.writerIndex();
+    });
+    names.add("encode request");
+    runs.add(() -> {
+      out.clear();
+      requestEncoder.encodeInitialLine(out, curl);
+      requestEncoder.encodeHeaders(curl.headers(), out);
+      return out.writerIndex();
     });
 
     AsciiString[] headerNames = new AsciiString[8];
@@ -130,7 +180,20 @@ public final class PlainHeadCpuTime {
     CpuTimeCases.run(names, runs, ops, rounds);
     response.release();
     request.release();
+    out.release();
   }
+
+  private static <T> T parsed(T message) {
+    if (message == null) {
+      throw new IllegalStateException("head not parsed");
+    }
+    return message;
+  }
+
+  /** Portage's encoders' head hooks (protected), reachable from subclasses in this package. */
+  private static final class ResponseHooks extends Http1ResponseEncoder {}
+
+  private static final class RequestHooks extends Http1RequestEncoder {}
 
   private static ByteBuf direct(String text) {
     byte[] b = text.getBytes(StandardCharsets.ISO_8859_1);

@@ -102,13 +102,19 @@ final class HeadWriter {
       if (headers instanceof ParsedHeaders parsed) {
         // By index: no iterator and no entry object per header.
         for (int i = 0, n = parsed.size(); i < n; i++) {
-          header(parsed.nameAt(i), parsed.valueAt(i));
+          text(parsed.nameAt(i));
+          put((byte) ':', (byte) ' ');
+          text(parsed.valueAt(i));
+          crlf();
         }
       } else {
         Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence();
         while (it.hasNext()) {
           Map.Entry<CharSequence, CharSequence> header = it.next();
-          header(header.getKey(), header.getValue());
+          text(header.getKey());
+          put((byte) ':', (byte) ' ');
+          text(header.getValue());
+          crlf();
         }
       }
       flush();
@@ -116,13 +122,6 @@ final class HeadWriter {
       a = null;
       out = null;
     }
-  }
-
-  private void header(CharSequence name, CharSequence value) {
-    text(name);
-    put((byte) ':', (byte) ' ');
-    text(value);
-    crlf();
   }
 
   private void responseLine(HttpResponse response) {
