@@ -26,6 +26,7 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
@@ -221,9 +222,11 @@ public final class EdgeHub implements AutoCloseable {
 
   private Channel bind(int port, SslContext tls, Upstreams upstreams, RemoteProxy remote,
       HubMetrics metrics) throws IOException {
+    NettyTransport transport = NettyTransport.of(group);
     ChannelFuture f = new ServerBootstrap()
         .group(group)
-        .channel(NettyTransport.of(group).serverChannelType())
+        .channel(transport.serverChannelType())
+        .childOption(ChannelOption.ALLOCATOR, transport.allocator())
         .childHandler(new ChannelInitializer<>() {
           @Override
           protected void initChannel(Channel ch) {

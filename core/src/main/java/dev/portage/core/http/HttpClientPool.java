@@ -240,9 +240,11 @@ public final class HttpClientPool implements AutoCloseable {
   }
 
   ChannelFuture connect(InetSocketAddress origin, EventLoop loop, ChannelInitializer<Channel> init) {
+    NettyTransport transport = NettyTransport.of(group);
     return new Bootstrap()
         .group(loop)
-        .channel(NettyTransport.of(group).channelType())
+        .channel(transport.channelType())
+        .option(ChannelOption.ALLOCATOR, transport.allocator())
         .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
         .option(ChannelOption.TCP_NODELAY, true)
         .option(ChannelOption.AUTO_READ, false)

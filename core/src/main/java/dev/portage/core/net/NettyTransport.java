@@ -1,5 +1,7 @@
 package dev.portage.core.net;
 
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoEventLoopGroup;
@@ -76,6 +78,11 @@ public enum NettyTransport {
     public SocketAddress domainSocketAddress(Path path) {
       return new DomainSocketAddress(Objects.requireNonNull(path, "path").toFile());
     }
+
+    @Override
+    public ByteBufAllocator allocator() {
+      return ByteBufAllocator.DEFAULT;
+    }
   },
 
   /**
@@ -116,6 +123,11 @@ public enum NettyTransport {
     public SocketAddress domainSocketAddress(Path path) {
       return UnixDomainSocketAddress.of(Objects.requireNonNull(path, "path"));
     }
+
+    @Override
+    public ByteBufAllocator allocator() {
+      return NioAllocator.INSTANCE;
+    }
   };
 
   private static final Logger log = LoggerFactory.getLogger(NettyTransport.class);
@@ -125,6 +137,16 @@ public enum NettyTransport {
    * Unset, {@link #best()} is NIO and {@link #bestWithoutHalfClose()} epoll where it loads.
    */
   public static final String TRANSPORT_PROPERTY = "portage.transport";
+
+  /** Netty's system property that picks the process's default buffer allocator. */
+  static final String ALLOCATOR_PROPERTY = "io.netty.allocator.type";
+
+  /** NIO channels' allocator, decided once: pooled unless the process asked for an allocator. */
+  private static final class NioAllocator {
+    static final ByteBufAllocator INSTANCE = System.getProperty(ALLOCATOR_PROPERTY) == null
+        ? PooledByteBufAllocator.DEFAULT
+        : ByteBufAllocator.DEFAULT;
+  }
 
   /** Decided once per class load: probing epoll loads a native library. */
   private static final class Best {
@@ -256,6 +278,17 @@ public enum NettyTransport {
 
   /** Unix domain socket client channel class. */
   public abstract Class<? extends Channel> domainSocketChannelType();
+
+  /**
+   * The buffer allocator for this transport's TCP channels ({@code ChannelOption.ALLOCATOR}). NIO
+   * reads and writes every buffer through a {@code ByteBuffer} view of it: Netty's pooled allocator
+   * keeps one view per pooled buffer, while its adaptive allocator (Netty 4.2's default) makes a new
+   * one on every read and write, about 240 bytes per request through the edge hub
+   * (docs/benchmarks-l7.md). So NIO takes the pooled allocator; epoll reads and writes by address
+   * and keeps Netty's default. When {@code -Dio.netty.allocator.type} is set, both take what it asks
+   * for.
+   */
+  public abstract ByteBufAllocator allocator();
 
   /**
    * The address of a Unix domain socket at {@code path} in the form this transport's domain socket

@@ -186,6 +186,14 @@ class HttpClientPoolTest {
   }
 
   @Test
+  void connectionsTakeTheirTransportsBufferAllocator() throws Exception {
+    HttpStream s = acquire(loopA);
+    // On NIO the pooled one, whose buffers keep their ByteBuffer view across socket reads and writes.
+    assertThat(s.channel().alloc()).isSameAs(NettyTransport.of(group).allocator());
+    s.abort();
+  }
+
+  @Test
   void idleConnectionsAboveTheLimitAreClosed() throws Exception {
     pool.close();
     pool = HttpClientPool.builder(group, clock.timeSource()).maxIdlePerOrigin(1).build();

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
@@ -40,6 +42,22 @@ class NettyTransportTest {
                     && Epoll.isAvailable()
                 ? NettyTransport.EPOLL
                 : NettyTransport.NIO);
+  }
+
+  @Test
+  void nioTakesPooledBuffersThatKeepTheirByteBufferViewUnlessTheProcessPickedAnAllocator() {
+    boolean picked = System.getProperty(NettyTransport.ALLOCATOR_PROPERTY) != null;
+    assertThat(NettyTransport.NIO.allocator())
+        .isSameAs(picked ? ByteBufAllocator.DEFAULT : PooledByteBufAllocator.DEFAULT);
+    assertThat(NettyTransport.EPOLL.allocator()).isSameAs(ByteBufAllocator.DEFAULT);
+    // What the choice rests on: NIO asks for this view on every socket read and write.
+    ByteBuf buf = NettyTransport.NIO.allocator().directBuffer(1024);
+    try {
+      buf.writeZero(100);
+      assertThat(buf.internalNioBuffer(0, 100)).isSameAs(buf.internalNioBuffer(0, 100));
+    } finally {
+      buf.release();
+    }
   }
 
   @Test
