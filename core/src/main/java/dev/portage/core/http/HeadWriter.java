@@ -102,19 +102,13 @@ final class HeadWriter {
       if (headers instanceof ParsedHeaders parsed) {
         // By index: no iterator and no entry object per header.
         for (int i = 0, n = parsed.size(); i < n; i++) {
-          text(parsed.nameAt(i));
-          put((byte) ':', (byte) ' ');
-          text(parsed.valueAt(i));
-          crlf();
+          header(parsed.nameAt(i), parsed.valueAt(i));
         }
       } else {
         Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence();
         while (it.hasNext()) {
           Map.Entry<CharSequence, CharSequence> header = it.next();
-          text(header.getKey());
-          put((byte) ':', (byte) ' ');
-          text(header.getValue());
-          crlf();
+          header(header.getKey(), header.getValue());
         }
       }
       flush();
@@ -202,6 +196,14 @@ final class HeadWriter {
   }
 
   /** A name, value or word of a line, as Netty's US-ASCII writes store it. */
+  /** One header line: name, colon and space, value, CRLF. */
+  private void header(CharSequence name, CharSequence value) {
+    text(name);
+    put((byte) ':', (byte) ' ');
+    text(value);
+    crlf();
+  }
+
   private void text(CharSequence s) {
     int n = s.length();
     if (n > a.length - pos) {

@@ -76,19 +76,16 @@ final class PlainHead {
   private static final AsciiString HTTP_1_1 = AsciiString.cached("HTTP/1.1");
   private static final AsciiString HTTP_1_0 = AsciiString.cached("HTTP/1.0");
 
-  private final AsciiString[] names = new AsciiString[REMEMBERED];
-
-  /** {@link HopByHopHeaders#bitOf} of each remembered name, so a repeated head skips the lookup. */
-  private final int[] nameBits = new int[REMEMBERED];
-
-  private final String[] values = new String[REMEMBERED];
-
   /**
    * The names and values of the head being parsed, interleaved; its headers get an exact-size copy.
-   * Every name is a token (the TOKEN table) and every value passed a check stricter than Netty's,
-   * so neither is checked again.
+   * Until a position is parsed again it holds the previous head's name and value there, which
+   * the parse hands out again when the bytes repeat. Every name is a token (the TOKEN table) and
+   * every value passed a check stricter than Netty's, so neither is checked again.
    */
   private CharSequence[] pairs = new CharSequence[2 * REMEMBERED];
+
+  /** {@link HopByHopHeaders#bitOf} of the names in {@link #pairs}, so a repeated head skips the lookup. */
+  private final int[] nameBits = new int[REMEMBERED];
 
   /** The headers {@link #headers} built last. */
   private ParsedHeaders parsed;
@@ -289,6 +286,9 @@ final class PlainHead {
       if (!framing(a, nameStart, nameLength, valueStart, valueEnd, request)) {
         return -1;
       }
+      if (2 * index == pairs.length) {
+        pairs = Arrays.copyOf(pairs, 2 * pairs.length);
+      }
       AsciiString name = name(index, a, nameStart, nameLength);
       int bit = index < REMEMBERED ? nameBits[index] : HopByHopHeaders.bitOf(name);
       String value = value(index, a, valueStart, valueEnd - valueStart);
@@ -297,9 +297,6 @@ final class PlainHead {
         if (bit == HopByHopHeaders.CONNECTION_BIT) {
           tokens |= ParsedHeaders.tokens(value);
         }
-      }
-      if (2 * index == pairs.length) {
-        pairs = Arrays.copyOf(pairs, 2 * pairs.length);
       }
       pairs[2 * index] = name;
       pairs[2 * index + 1] = value;
@@ -350,36 +347,29 @@ final class PlainHead {
     return null;
   }
 
+  /** The name at header {@code index}: the previous head's there if the bytes repeat it. */
   private AsciiString name(int index, byte[] a, int start, int length) {
-    if (index < REMEMBERED) {
-      AsciiString last = names[index];
-      if (last != null && CommonHeaderNames.matches(last, a, start, length)) {
-        return last;
-      }
+    if (index < REMEMBERED && pairs[2 * index] instanceof AsciiString last
+        && CommonHeaderNames.matches(last, a, start, length)) {
+      return last;
     }
     AsciiString name = CommonHeaderNames.find(a, start, length);
     if (name == null) {
       name = new AsciiString(a, start, length, true);
     }
     if (index < REMEMBERED) {
-      names[index] = name;
       nameBits[index] = HopByHopHeaders.bitOf(name);
     }
     return name;
   }
 
+  /** The value at header {@code index}: the previous head's there if the bytes repeat it. */
   private String value(int index, byte[] a, int start, int length) {
-    if (index < REMEMBERED) {
-      String last = values[index];
-      if (last != null && sameBytes(last, a, start, length)) {
-        return last;
-      }
+    if (index < REMEMBERED && pairs[2 * index + 1] instanceof String last
+        && sameBytes(last, a, start, length)) {
+      return last;
     }
-    String value = new String(a, start, length, StandardCharsets.ISO_8859_1);
-    if (index < REMEMBERED) {
-      values[index] = value;
-    }
-    return value;
+    return new String(a, start, length, StandardCharsets.ISO_8859_1);
   }
 
   static boolean sameBytes(String s, byte[] a, int start, int length) {
