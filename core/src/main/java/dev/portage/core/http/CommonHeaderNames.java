@@ -2,6 +2,7 @@ package dev.portage.core.http;
 
 import io.netty.util.AsciiString;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -91,13 +92,7 @@ final class CommonHeaderNames {
     if (s.length() != length) {
       return false;
     }
-    byte[] a = s.array();
     int off = s.arrayOffset();
-    for (int i = 0; i < length; i++) {
-      if (a[off + i] != sb[start + i]) {
-        return false;
-      }
-    }
-    return true;
+    return Arrays.equals(s.array(), off, off + length, sb, start, start + length);
   }
 }

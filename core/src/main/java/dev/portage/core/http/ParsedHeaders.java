@@ -228,11 +228,34 @@ final class ParsedHeaders extends HttpHeaders {
   // Storage.
 
   private static boolean sameName(CharSequence a, CharSequence b) {
-    return a == b || AsciiString.contentEqualsIgnoreCase(a, b);
+    // Lengths first: most names in a scan differ in length, and Netty's comparison checks types
+    // before it gets to the length.
+    return a == b || a.length() == b.length() && AsciiString.contentEqualsIgnoreCase(a, b);
+  }
+
+  /**
+   * Whether the facts say no header is called {@code name}, for the framing names Netty's encoders
+   * and {@link HttpFraming} ask about on every message (by identity: Netty's constants). Answers
+   * without a scan what is nearly always "absent": Transfer-Encoding on a message with a length.
+   */
+  private boolean knownAbsent(CharSequence name) {
+    if (facts >= 0) {
+      return false;
+    }
+    if (name == HttpHeaderNames.TRANSFER_ENCODING) {
+      return (facts & HopByHopHeaders.TRANSFER_ENCODING_BIT) == 0;
+    }
+    if (name == HttpHeaderNames.CONTENT_LENGTH) {
+      return contentLength < 0;
+    }
+    return name == HttpHeaderNames.CONNECTION && (facts & HopByHopHeaders.CONNECTION_BIT) == 0;
   }
 
   /** The index of the first header called {@code name}, or -1. */
   private int indexOf(CharSequence name) {
+    if (knownAbsent(name)) {
+      return -1;
+    }
     CharSequence[] a = kv;
     for (int i = 0, n = size; i < n; i++) {
       if (sameName(name, a[2 * i])) {
@@ -465,6 +488,9 @@ final class ParsedHeaders extends HttpHeaders {
   @Override
   public boolean contains(CharSequence name, CharSequence value, boolean ignoreCase) {
     Objects.requireNonNull(name, "name");
+    if (knownAbsent(name)) {
+      return false;
+    }
     for (int i = 0; i < size; i++) {
       if (sameName(name, kv[2 * i])) {
         CharSequence v = kv[2 * i + 1];
@@ -481,6 +507,9 @@ final class ParsedHeaders extends HttpHeaders {
   @Override
   public boolean containsValue(CharSequence name, CharSequence value, boolean ignoreCase) {
     Objects.requireNonNull(name, "name");
+    if (knownAbsent(name)) {
+      return false;
+    }
     for (int i = 0; i < size; i++) {
       if (sameName(name, kv[2 * i]) && hasToken(kv[2 * i + 1], value, ignoreCase)) {
         return true;

@@ -87,9 +87,16 @@ final class PlainHead {
   /** {@link HopByHopHeaders#bitOf} of the names in {@link #pairs}, so a repeated head skips the lookup. */
   private final int[] nameBits = new int[REMEMBERED];
 
+  /**
+   * The bytes of the values in {@link #pairs} (set together with them), so a repeated value is
+   * recognised by one array comparison instead of a char-by-char walk of its String.
+   */
+  private final byte[][] valueBytes = new byte[REMEMBERED][];
+
   /** The headers {@link #headers} built last. */
   private ParsedHeaders parsed;
   private String target;
+  private byte[] targetBytes; // target's bytes
   private long contentLength = -1;
 
   /**
@@ -134,9 +141,11 @@ final class PlainHead {
     ParsedHeaders headers = parsed;
     parsed = null;
     String uri = target;
-    if (uri == null || !sameBytes(uri, a, targetStart, targetLength)) {
+    if (uri == null
+        || !Arrays.equals(targetBytes, 0, targetBytes.length, a, targetStart, targetStart + targetLength)) {
       uri = new String(a, targetStart, targetLength, StandardCharsets.ISO_8859_1);
       target = uri;
+      targetBytes = Arrays.copyOfRange(a, targetStart, targetStart + targetLength);
     }
     in.skipBytes(p - start);
     return new DefaultHttpRequest(version, method, uri, headers);
@@ -365,10 +374,15 @@ final class PlainHead {
 
   /** The value at header {@code index}: the previous head's there if the bytes repeat it. */
   private String value(int index, byte[] a, int start, int length) {
-    if (index < REMEMBERED && pairs[2 * index + 1] instanceof String last
-        && sameBytes(last, a, start, length)) {
-      return last;
+    if (index >= REMEMBERED) {
+      return new String(a, start, length, StandardCharsets.ISO_8859_1);
     }
+    byte[] last = valueBytes[index];
+    if (last != null && pairs[2 * index + 1] instanceof String s
+        && Arrays.equals(last, 0, last.length, a, start, start + length)) {
+      return s;
+    }
+    valueBytes[index] = Arrays.copyOfRange(a, start, start + length);
     return new String(a, start, length, StandardCharsets.ISO_8859_1);
   }
 

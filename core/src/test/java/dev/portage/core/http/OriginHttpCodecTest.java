@@ -236,6 +236,25 @@ class OriginHttpCodecTest {
   }
 
   @Test
+  void headsThatRepeatAllButAByteDecodeAsNettyDecodesThem() {
+    // On one connection the parser hands out the previous head's values when the bytes repeat:
+    // a value changed in one byte, in length, or moved to another position must be seen.
+    String a = "HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Fri, 27 Nov 2026 02:00:00 GMT\r\n"
+        + "ETag: \"ab\"\r\nContent-Length: 1\r\n\r\nx";
+    String sameLength = a.replace("02:00:00", "02:00:01").replace("\"ab\"", "\"ac\"");
+    String longer = a.replace("\"ab\"", "\"abc\"");
+    String moved = "HTTP/1.1 200 OK\r\nDate: Fri, 27 Nov 2026 02:00:00 GMT\r\nServer: nginx\r\n"
+        + "Content-Length: 1\r\n\r\ny";
+    String empty = "HTTP/1.1 200 OK\r\nServer: \r\nContent-Length: 0\r\n\r\n";
+    String all = a + sameLength + longer + a + moved + empty + a;
+    List<HttpMethod> methods = java.util.Collections.nCopies(7, HttpMethod.GET);
+    List<String> decoded = decodeAll(methods, true, all);
+    assertThat(decoded).isEqualTo(decodeAll(new HttpClientCodec(), methods, false, all));
+    assertThat(decoded.get(2)).contains("[Date=Fri, 27 Nov 2026 02:00:01 GMT]", "[ETag=\"ac\"]");
+    assertThat(decoded.get(4)).contains("[ETag=\"abc\"]");
+  }
+
+  @Test
   void aWholeResponseSharesItsHeadersNamesAndEmptyTrailers() {
     send(HttpMethod.GET);
     send(HttpMethod.GET);

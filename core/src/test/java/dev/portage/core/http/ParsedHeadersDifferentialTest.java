@@ -55,6 +55,10 @@ class ParsedHeadersDifferentialTest {
     "host", "X-Private", "x-private", "X-Num", "Date", "Set-Cookie", "Vary", "Absent", "",
   };
 
+  /** Netty's constants for the names the facts answer by identity. */
+  private static final List<AsciiString> FRAMING_CONSTANTS = List.of(
+      HttpHeaderNames.CONNECTION, HttpHeaderNames.CONTENT_LENGTH, HttpHeaderNames.TRANSFER_ENCODING);
+
   private static final String[] VALUES = {
     "close", "keep-alive", "Keep-Alive, CLOSE", "x-private , keep-alive", "12", "0", "-3", "70000",
     "32767", " 5 ", "abc", "", "a,b,,c", ",", "a,", "trailers", "chunked", "CHUNKED",
@@ -364,7 +368,7 @@ class ParsedHeadersDifferentialTest {
       return new StringBuilder(s);
     }
     if (p == 9) {
-      return HttpHeaderNames.CONNECTION;
+      return FRAMING_CONSTANTS.get(r.nextInt(FRAMING_CONSTANTS.size()));
     }
     return s;
   }
@@ -517,6 +521,16 @@ class ParsedHeadersDifferentialTest {
         seen.add(answer(() -> h.contains((CharSequence) n, v, true)));
         seen.add(answer(() -> h.containsValue(n, v, false)));
         seen.add(answer(() -> h.containsValue(n, v, true)));
+      }
+    }
+    for (AsciiString name : FRAMING_CONSTANTS) {
+      seen.add(answer(() -> h.get(name)));
+      seen.add(answer(() -> h.getAll(name)));
+      seen.add(answer(() -> h.contains(name)));
+      for (String v : Arrays.asList("close", "chunked", "CHUNKED", "12", "")) {
+        seen.add(answer(() -> h.contains(name, v, true)));
+        seen.add(answer(() -> h.containsValue(name, v, true)));
+        seen.add(answer(() -> h.containsValue(name, v, false)));
       }
     }
     seen.add(answer(() -> h.get((String) null)));

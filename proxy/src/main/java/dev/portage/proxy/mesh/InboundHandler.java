@@ -415,10 +415,14 @@ final class InboundHandler extends ChannelInboundHandlerAdapter implements Reply
     }
     // Request start to response head: the attempt that got the head read the ticker then.
     routeMetrics(r).response(h.status().code(), r.responseHeadNanos - r.startNanos);
-    ctx.write(out, ctx.voidPromise()); // a failed write fails the body's last write too
     piped = resp.body();
     pipedRequest = r;
-    piped.pipeTo(ctx.channel(), this);
+    if (protocol == HttpProtocol.HTTP_1_1) {
+      piped.pipeTo(ctx.channel(), out, this); // a body read whole goes out with its head
+    } else {
+      ctx.write(out, ctx.voidPromise()); // a failed write fails the body's last write too
+      piped.pipeTo(ctx.channel(), null, this);
+    }
   }
 
   /** The relay of a response body to the client ended ({@link #respond} started it). */

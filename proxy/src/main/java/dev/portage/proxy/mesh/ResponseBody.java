@@ -9,6 +9,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoop;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.FullHttpResponse;
@@ -181,27 +182,38 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
     discard();
   }
 
-  /** Streams the body to {@code sink} (any thread); {@code end} hears how that ended. */
-  void pipeTo(Channel sink, BodyEnd end) {
+  /**
+   * Streams the body to {@code sink} (any thread), after {@code head} (the response head as the
+   * client gets it) unless that is null because the caller wrote it; {@code end} hears how that
+   * ended. A body already read whole goes out with its head as one message, so the encoder writes
+   * both into one buffer and the client one write.
+   */
+  void pipeTo(Channel sink, HttpResponse head, BodyEnd end) {
     EventLoop loop = stream.channel().eventLoop();
     if (loop.inEventLoop()) {
-      pipeNow(sink, end); // the usual case: both sides on one loop, no task object
+      pipeNow(sink, head, end); // the usual case: both sides on one loop, no task object
     } else {
-      loop.execute(() -> pipeNow(sink, end));
+      loop.execute(() -> pipeNow(sink, head, end));
     }
   }
 
-  private void pipeNow(Channel sink, BodyEnd end) {
+  private void pipeNow(Channel sink, HttpResponse head, BodyEnd end) {
     this.end = end;
     if (completed) {
+      if (head != null) {
+        sink.write(head, sink.voidPromise());
+      }
       end.ended(this, endCause);
       return;
     }
     this.sink = sink;
     if (nothingHeld() && !ended) {
+      if (head != null) {
+        sink.write(head, sink.voidPromise()); // flushed with the body's first write
+      }
       stream.channel().read();
     } else {
-      flush();
+      flush(head);
     }
   }
 
@@ -229,6 +241,11 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
   }
 
   private void flush() {
+    flush(null);
+  }
+
+  /** Writes what is held (after {@code head}, if not null) and flushes. */
+  private void flush(HttpResponse head) {
     Channel s = sink;
     if (s == null || discarded) {
       return;
@@ -236,6 +253,20 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
     ChannelFuture last = null;
     boolean end = false;
     HttpContent c;
+    if (head != null) {
+      if (heldFirst instanceof LastHttpContent whole && (heldMore == null || heldMore.isEmpty())) {
+        // The whole body: one message (the content moves into it; the chunk object is dropped).
+        heldFirst = null;
+        end = true;
+        if (!whole.trailingHeaders().isEmpty()) {
+          trailerGrpcStatus = GrpcStatus.of(whole.trailingHeaders());
+        }
+        last = s.write(new DefaultFullHttpResponse(head.protocolVersion(), head.status(),
+            whole.content(), head.headers(), whole.trailingHeaders()));
+      } else {
+        s.write(head, s.voidPromise()); // a failed write fails the body's last write too
+      }
+    }
     while ((c = nextHeld()) != null) {
       if (c instanceof LastHttpContent lc) {
         end = true;

@@ -190,4 +190,48 @@ class SidecarHttp1FramingTest {
     assertThat(read().text()).isEqualTo("answer 1");
     assertThat(backend.requests.get(0)).startsWith("GET /x?y=1 HTTP/1.1\r\n");
   }
+
+  /** Reads from the client until {@code end} has arrived, and returns everything read. */
+  private String readUntil(String end) throws IOException {
+    InputStream in = client.getInputStream();
+    StringBuilder got = new StringBuilder();
+    while (!got.toString().endsWith(end)) {
+      int b = in.read();
+      if (b < 0) {
+        throw new IOException("closed after " + got);
+      }
+      got.append((char) b);
+    }
+    return got.toString();
+  }
+
+  @Test
+  void answersReadWholeFromTheEndpointReachTheClientFramedAsTheyCame() throws Exception {
+    // A fixed-length answer, an empty one, a chunked one with only trailers, and one with a body
+    // and trailers, on one keep-alive connection: each framed as the endpoint framed it.
+    String[] answers = {
+      "HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello",
+      "HTTP/1.1 204 No Content\r\n\r\n",
+      ScriptedBackend.chunkedWithTrailers("", "grpc-status: 14"),
+      ScriptedBackend.chunkedWithTrailers("data", "grpc-status: 0", "grpc-message: fine"),
+      "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok",
+    };
+    AtomicInteger next = new AtomicInteger();
+    backend.response = () -> answers[next.getAndIncrement()];
+
+    write(get("/fixed"));
+    assertThat(readUntil("\r\n\r\nhello")).startsWith("HTTP/1.1 200 OK\r\n").contains("content-length: 5\r\n");
+    write(get("/empty"));
+    String empty = readUntil("\r\n\r\n");
+    assertThat(empty).startsWith("HTTP/1.1 204 No Content\r\n").doesNotContain("content-length", "chunked");
+    write(get("/trailers-only"));
+    assertThat(readUntil("\r\n0\r\ngrpc-status: 14\r\n\r\n")).contains("transfer-encoding: chunked\r\n");
+    write(get("/trailers"));
+    assertThat(readUntil("grpc-message: fine\r\n\r\n"))
+        .endsWith("\r\n\r\n4\r\ndata\r\n0\r\ngrpc-status: 0\r\ngrpc-message: fine\r\n\r\n");
+    // Nothing stray between the answers: the next one starts where the last ended.
+    write(get("/after"));
+    assertThat(read().text()).isEqualTo("ok");
+    assertThat(backend.connections).hasValue(1);
+  }
 }
