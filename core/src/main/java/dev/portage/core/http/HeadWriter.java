@@ -102,7 +102,12 @@ final class HeadWriter {
       if (headers instanceof ParsedHeaders parsed) {
         // By index: no iterator and no entry object per header.
         for (int i = 0, n = parsed.size(); i < n; i++) {
-          header(parsed.nameAt(i), parsed.valueAt(i));
+          CharSequence value = parsed.valueAt(i);
+          if (parsed.latin1At(i)) {
+            latin1Header(parsed.nameAt(i), (String) value);
+          } else {
+            header(parsed.nameAt(i), value);
+          }
         }
       } else {
         Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence();
@@ -202,6 +207,27 @@ final class HeadWriter {
     put((byte) ':', (byte) ' ');
     text(value);
     crlf();
+  }
+
+  /** A header line whose value is a String of chars below 256 only: copied as bytes in one go. */
+  private void latin1Header(CharSequence name, String latin1Value) {
+    text(name);
+    put((byte) ':', (byte) ' ');
+    int n = latin1Value.length();
+    if (n > a.length - pos) {
+      text(latin1Value);
+    } else {
+      latin1(latin1Value, n);
+    }
+    crlf();
+  }
+
+  // The deprecated getBytes takes each char's low byte, which for chars below 256 is the byte
+  // Netty writes; for a String stored as Latin-1 it is one array copy.
+  @SuppressWarnings("deprecation")
+  private void latin1(String s, int n) {
+    s.getBytes(0, n, a, pos);
+    pos += n;
   }
 
   private void text(CharSequence s) {

@@ -87,20 +87,30 @@ final class ParsedHeaders extends HttpHeaders {
 
   private int contentLength = -1;
 
+  /**
+   * Bit i (i < 64): value i is a String whose chars are all below 256 (the parse made it from
+   * bytes), so an encoder may copy its chars as bytes in one go. Bits at and above {@link #size}
+   * are 0; the bits move with the headers when some are removed.
+   */
+  private long latin1;
+
   /** Empty headers; their facts are known (there are none). */
   ParsedHeaders() {
-    this(NONE, 0, 0, 0, -1);
+    this(NONE, 0, 0, 0, -1, 0);
   }
 
   /**
    * The {@code size} headers in {@code kv} (which these headers now own) as a parse found them,
-   * with what it saw of them: the values already passed a check stricter than Netty's.
+   * with what it saw of them: the values already passed a check stricter than Netty's, and those
+   * with their bit set in {@code latin1} are Strings of chars below 256.
    */
-  ParsedHeaders(CharSequence[] kv, int size, int hopByHop, int connectionTokens, long contentLength) {
+  ParsedHeaders(CharSequence[] kv, int size, int hopByHop, int connectionTokens, long contentLength,
+      long latin1) {
     this.kv = kv;
     this.size = size;
     this.facts = KNOWN | connectionTokens << TOKENS_SHIFT | hopByHop;
     this.contentLength = (int) contentLength;
+    this.latin1 = latin1 & below(size);
   }
 
   private ParsedHeaders(ParsedHeaders from) {
@@ -109,6 +119,12 @@ final class ParsedHeaders extends HttpHeaders {
     this.size = from.size;
     this.facts = from.facts;
     this.contentLength = from.contentLength;
+    this.latin1 = from.latin1;
+  }
+
+  /** The {@link #latin1} bits of indexes below {@code i}. */
+  static long below(int i) {
+    return i >= 64 ? -1L : (1L << i) - 1;
   }
 
   // The framing facts.
@@ -141,6 +157,11 @@ final class ParsedHeaders extends HttpHeaders {
   /** Header {@code i}'s value, {@code 0 <= i < size()}. */
   CharSequence valueAt(int i) {
     return kv[2 * i + 1];
+  }
+
+  /** Whether header {@code i}'s value is a String of chars below 256 only (see {@link #latin1}). */
+  boolean latin1At(int i) {
+    return i < 64 && (latin1 >>> i & 1) != 0;
   }
 
   /** The {@link #connectionTokens} bits of one Connection value (comma-separated, trimmed tokens). */
@@ -279,13 +300,14 @@ final class ParsedHeaders extends HttpHeaders {
     }
     kv[at] = name;
     kv[at + 1] = value;
-    size++;
+    size++; // its latin1 bit is 0, as every bit at and above the old size was
   }
 
   /** Removes every header called {@code name}, keeping the others in order. */
   private void removeAll(CharSequence name) {
     CharSequence[] a = kv;
     int w = 0;
+    long kept = 0;
     for (int r = 0, n = size; r < n; r++) {
       CharSequence key = a[2 * r];
       if (sameName(name, key)) {
@@ -295,8 +317,12 @@ final class ParsedHeaders extends HttpHeaders {
         a[2 * w] = key;
         a[2 * w + 1] = a[2 * r + 1];
       }
+      if (latin1At(r) && w < 64) {
+        kept |= 1L << w;
+      }
       w++;
     }
+    latin1 = kept;
     if (w != size) {
       Arrays.fill(a, 2 * w, 2 * size, null);
       size = w;
@@ -305,6 +331,9 @@ final class ParsedHeaders extends HttpHeaders {
   }
 
   private void removeAt(int i) {
+    if (i < 64) {
+      latin1 = latin1 & below(i) | latin1 >>> 1 & ~below(i);
+    }
     System.arraycopy(kv, 2 * i + 2, kv, 2 * i, 2 * (size - i - 1));
     size--;
     kv[2 * size] = null;
@@ -739,6 +768,7 @@ final class ParsedHeaders extends HttpHeaders {
     moves++;
     facts = KNOWN;
     contentLength = -1;
+    latin1 = 0;
     return this;
   }
 
@@ -848,6 +878,9 @@ final class ParsedHeaders extends HttpHeaders {
       if (current()) {
         changing(key);
         kv[2 * index + 1] = v;
+        if (index < 64) {
+          latin1 &= ~(1L << index);
+        }
       }
       value = v;
       return old;

@@ -258,8 +258,9 @@ final class PlainHead {
         if (a[p + 1] != '\n') {
           return -1;
         }
+        // Every value is a String made from ISO-8859-1 bytes: chars below 256 only.
         parsed = new ParsedHeaders(Arrays.copyOf(pairs, 2 * index), index, hopByHop, tokens,
-            request ? -1 : contentLength);
+            request ? -1 : contentLength, ParsedHeaders.below(index));
         return p + 2;
       }
       int nameStart = p;
@@ -307,8 +308,14 @@ final class PlainHead {
           tokens |= ParsedHeaders.tokens(value);
         }
       }
-      pairs[2 * index] = name;
-      pairs[2 * index + 1] = value;
+      // A repeated head hands back the objects already there: no store, and so no GC write
+      // barrier on this long-lived array.
+      if (pairs[2 * index] != name) {
+        pairs[2 * index] = name;
+      }
+      if (pairs[2 * index + 1] != value) {
+        pairs[2 * index + 1] = value;
+      }
       index++;
     }
   }

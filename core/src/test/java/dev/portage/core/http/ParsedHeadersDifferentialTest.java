@@ -429,6 +429,19 @@ class ParsedHeadersDifferentialTest {
     if (ours.known()) {
       checkFacts(ours, log);
     }
+    checkLatin1(ours, log);
+  }
+
+  /** Only a value the parse made (a String of chars below 256) is marked to be copied as bytes. */
+  private static void checkLatin1(ParsedHeaders h, List<String> log) {
+    String why = String.join("\n", log);
+    for (int i = 0; i < 70; i++) {
+      if (h.latin1At(i)) {
+        assertThat(i).as(why).isLessThan(h.size());
+        assertThat(h.valueAt(i)).as(why).isInstanceOf(String.class);
+        assertThat(h.valueAt(i).chars().allMatch(c -> c < 256)).as(why).isTrue();
+      }
+    }
   }
 
   /** Equal answers; on a difference, the first differing element and the steps that led to it. */

@@ -234,4 +234,25 @@ class ParsedHeadersTest {
     assertThat(ParsedHeaders.tokens("closed")).isEqualTo(ParsedHeaders.OTHER);
     assertThat(ParsedHeaders.tokens("keep-alive,close")).isEqualTo(ParsedHeaders.KEEP_ALIVE | ParsedHeaders.CLOSE);
   }
+
+  @Test
+  void onlyValuesTheParseMadeAreMarkedAsLatin1AndTheMarksFollowRemovals() {
+    ParsedHeaders h = (ParsedHeaders) response(
+        "HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r\nC: c\r\nD: 4\r\n\r\n").headers();
+    assertThat(List.of(h.latin1At(0), h.latin1At(1), h.latin1At(2), h.latin1At(3), h.latin1At(4)))
+        .containsExactly(true, true, true, true, false);
+    Iterator<CharSequence> b = h.valueCharSequenceIterator("B");
+    b.next();
+    b.remove(); // A, C, D: the marks move down with C and D
+    h.add("E", new StringBuilder("\u0100"));
+    h.set("A", "x"); // removed and added again at the end: C, D, E, A
+    assertThat(lines(h)).containsExactly("C: c", "D: 4", "E: \u0100", "A: x");
+    assertThat(List.of(h.latin1At(0), h.latin1At(1), h.latin1At(2), h.latin1At(3)))
+        .containsExactly(true, true, false, false);
+    h.iteratorCharSequence().next().setValue(new StringBuilder("changed"));
+    assertThat(h.latin1At(0)).isFalse();
+    assertThat(h.copy()).isInstanceOfSatisfying(ParsedHeaders.class, c -> assertThat(c.latin1At(1)).isTrue());
+    h.clear();
+    assertThat(h.latin1At(0)).isFalse();
+  }
 }
