@@ -21,7 +21,8 @@
 #                                # anything is measured: the JIT needs tens of seconds of traffic),
 #                                # BASE_PORT=27500, PORTAGE=<launcher command>, KEEP_TMP=1,
 #                                # PROFILE=1 (record the Portage JVMs with JFR's profile settings into
-#                                # $tmp as well: CPU and allocation samples; adds overhead),
+#                                # $tmp as well: CPU and allocation samples, placed right with
+#                                # -XX:+DebugNonSafepoints; adds overhead),
 #                                # CSV_DIR=<dir> (writes l7-*.csv for the plot tool there),
 #                                # PERF_STAT=1 (perf stat of every proxy's syscalls, context switches
 #                                # and migrations, and its user/system CPU ticks, during each measured
@@ -149,7 +150,8 @@ read -r -a portage <<<"${PORTAGE:-$root/bin/portage}"
 java_home=$(dirname "$(dirname "$(readlink -f "$(ls /usr/lib/jvm/temurin-25-jdk-amd64/bin/java 2>/dev/null || command -v java)")")")
 jvm_opts() { # jvm_opts NAME: the allocation recording, PROFILE's; nothing else (our defaults)
   local o="-XX:StartFlightRecording=name=alloc,settings=$tmp/alloc.jfc,filename=$tmp/$1-alloc.jfr"
-  [[ -n ${PROFILE:-} ]] && o+=" -XX:StartFlightRecording=name=profile,settings=profile,filename=$tmp/$1-profile.jfr"
+  # DebugNonSafepoints: without it JFR charges a sample inside inlined code to a nearby method.
+  [[ -n ${PROFILE:-} ]] && o+=" -XX:StartFlightRecording=name=profile,settings=profile,filename=$tmp/$1-profile.jfr -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints"
   echo "$o ${JAVA_OPTS_EXTRA:-}"
 }
 bg control-plane "${portage[@]}" \
