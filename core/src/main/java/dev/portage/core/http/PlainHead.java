@@ -141,8 +141,7 @@ final class PlainHead {
     ParsedHeaders headers = parsed;
     parsed = null;
     String uri = target;
-    if (uri == null
-        || !Arrays.equals(targetBytes, 0, targetBytes.length, a, targetStart, targetStart + targetLength)) {
+    if (uri == null || !repeats(targetBytes, a, targetStart, targetLength)) {
       uri = new String(a, targetStart, targetLength, StandardCharsets.ISO_8859_1);
       target = uri;
       targetBytes = Arrays.copyOfRange(a, targetStart, targetStart + targetLength);
@@ -384,13 +383,16 @@ final class PlainHead {
     if (index >= REMEMBERED) {
       return new String(a, start, length, StandardCharsets.ISO_8859_1);
     }
-    byte[] last = valueBytes[index];
-    if (last != null && pairs[2 * index + 1] instanceof String s
-        && Arrays.equals(last, 0, last.length, a, start, start + length)) {
-      return s;
+    if (pairs[2 * index + 1] instanceof String last && repeats(valueBytes[index], a, start, length)) {
+      return last;
     }
     valueBytes[index] = Arrays.copyOfRange(a, start, start + length);
     return new String(a, start, length, StandardCharsets.ISO_8859_1);
+  }
+
+  /** Whether {@code a[start, start + length)} holds exactly the bytes {@code kept} (null: none kept). */
+  private static boolean repeats(byte[] kept, byte[] a, int start, int length) {
+    return kept != null && Arrays.equals(kept, 0, kept.length, a, start, start + length);
   }
 
   static boolean sameBytes(String s, byte[] a, int start, int length) {
