@@ -1,13 +1,14 @@
 package dev.portage.core.http;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.CombinedChannelDuplexHandler;
-import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.EmptyHttpHeaders;
+import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpObjectDecoder;
-import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
@@ -29,8 +30,8 @@ import java.util.List;
  * reason. In a profile of the sidecar relaying 1 KiB nginx answers, the response head's decoding
  * was half of the bytes allocated per request, the names a third of that. A plain final response
  * whose head and whole Content-Length body are already buffered (nearly every answer to a small
- * GET) skips Netty's decoder altogether ({@link PlainHead}: the same objects, fewer allocations,
- * shared empty trailers); everything else goes to it message by message. A 101 leaves the decoder
+ * GET) skips Netty's decoder altogether ({@link PlainHead}: the same objects in one {@link
+ * FullHttpResponse}, fewer allocations, shared empty trailers); everything else goes to it message by message. A 101 leaves the decoder
  * passing raw bytes on, as Netty's does. Confined to the channel's event loop.
  */
 final class OriginHttpCodec
@@ -87,8 +88,9 @@ final class OriginHttpCodec
     /**
      * The fast path: a plain final response to a request other than HEAD or CONNECT, its head and
      * its whole Content-Length body (up to Netty's chunk size, so Netty too would emit one piece)
-     * already buffered. Emits what Netty's decoder emits for it, the head and one last content,
-     * with shared empty trailers.
+     * already buffered. Emits it as one {@link FullHttpResponse} (the head Netty's decoder would
+     * emit, its one last content and shared empty trailers in one message), so a relay writes head
+     * and body as one message too: one buffer, one encoder pass, one outbound entry.
      */
     private boolean fast(ByteBuf in, List<Object> out) {
       HttpMethod method = methods.peek();
@@ -108,9 +110,9 @@ final class OriginHttpCodec
         return false;
       }
       methods.poll();
-      out.add(head);
-      out.add(length == 0 ? LastHttpContent.EMPTY_LAST_CONTENT
-          : new DefaultLastHttpContent(in.readRetainedSlice((int) length), EmptyHttpHeaders.INSTANCE));
+      ByteBuf body = length == 0 ? Unpooled.EMPTY_BUFFER : in.readRetainedSlice((int) length);
+      out.add(new DefaultFullHttpResponse(
+          head.protocolVersion(), head.status(), body, head.headers(), EmptyHttpHeaders.INSTANCE));
       return true;
     }
 

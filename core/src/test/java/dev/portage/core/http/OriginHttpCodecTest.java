@@ -6,6 +6,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpMethod;
@@ -184,6 +185,11 @@ class OriginHttpCodecTest {
             r.headers().iteratorCharSequence().forEachRemaining(e -> d.append(" [").append(e.getKey()).append('=')
                 .append(e.getValue()).append(']'));
           }
+          if (msg instanceof FullHttpResponse) {
+            // One message where Netty's decoder emits two: described as those two.
+            seen.add(d.append(" ok").toString());
+            d.setLength(0);
+          }
           if (msg instanceof HttpContent hc) {
             d.append(msg instanceof LastHttpContent ? "last " : "content ")
                 .append(hc.content().toString(StandardCharsets.ISO_8859_1));
@@ -260,18 +266,15 @@ class OriginHttpCodecTest {
     send(HttpMethod.GET);
     String response = "HTTP/1.1 200 OK\r\nServer: nginx\r\nX-Custom: same\r\nContent-Length: 2\r\n\r\nhi";
     receive(response + response);
-    List<HttpResponse> heads = new ArrayList<>();
-    List<LastHttpContent> lasts = new ArrayList<>();
+    List<FullHttpResponse> heads = new ArrayList<>();
     Object msg;
     while ((msg = ch.readInbound()) != null) {
-      if (msg instanceof HttpResponse r) {
-        heads.add(r);
-      } else {
-        lasts.add((LastHttpContent) msg);
-      }
+      heads.add((FullHttpResponse) msg); // head and body in one message
     }
+    List<LastHttpContent> lasts = List.copyOf(heads);
     try {
       assertThat(heads).hasSize(2);
+      assertThat(heads.get(0).content().toString(StandardCharsets.ISO_8859_1)).isEqualTo("hi");
       assertThat(heads.get(0).status()).isSameAs(io.netty.handler.codec.http.HttpResponseStatus.OK);
       // The second response reuses the first one's value and custom name objects.
       assertThat(heads.get(1).headers().get("X-Custom")).isSameAs(heads.get(0).headers().get("X-Custom"));
