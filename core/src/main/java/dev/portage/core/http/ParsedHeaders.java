@@ -38,8 +38,9 @@ import java.util.Set;
  * exceptions: {@link #copy} returns headers of this class that keep checking values (Netty's copy
  * stops checking them), and {@link #equals} holds only between instances of this class. A head has
  * a handful of headers, so lookups scan the array. Every change that adds or alters one of the
- * tracked names marks the facts unknown, a removal keeps them exact, and then the callers look the
- * headers up as before. Confined to one thread at a time, as Netty's headers are.
+ * tracked names marks the facts unknown (except a {@code set} of one plain digit Content-Length,
+ * which keeps them exact), a removal keeps them exact, and then the callers look the headers up as
+ * before. Confined to one thread at a time, as Netty's headers are.
  */
 final class ParsedHeaders extends HttpHeaders {
 
@@ -224,8 +225,7 @@ final class ParsedHeaders extends HttpHeaders {
   }
 
   private static boolean tracked(CharSequence name) {
-    return HopByHopHeaders.bitOf(name) != 0
-        || AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.CONTENT_LENGTH);
+    return HopByHopHeaders.bitOf(name) != 0 || isContentLength(name);
   }
 
   /** A removal takes every value of the name: the facts stay exact (x-http2-* names share a bit). */
@@ -241,7 +241,7 @@ final class ParsedHeaders extends HttpHeaders {
       if (bit == HopByHopHeaders.CONNECTION_BIT) {
         facts &= ~TOKENS;
       }
-    } else if (AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.CONTENT_LENGTH)) {
+    } else if (isContentLength(name)) {
       contentLength = -1;
     }
   }
@@ -376,8 +376,39 @@ final class ParsedHeaders extends HttpHeaders {
     Objects.requireNonNull(name, "name");
     check(name, value);
     Objects.requireNonNull(value, "value");
+    int before = facts;
+    int length = known() && isContentLength(name) ? plainLength(value) : -1;
     removeAll(name);
     append(name, value);
+    if (length >= 0) {
+      // One plain length in place of any other (a relay setting its body's length, as the hub
+      // does on every forwarded GET): the facts stay exact, so the encoder's framing questions
+      // are still answered without a scan. Content-Length is not hop-by-hop: no other fact moves.
+      facts = before;
+      contentLength = length;
+    }
+  }
+
+  private static boolean isContentLength(CharSequence name) {
+    return name == HttpHeaderNames.CONTENT_LENGTH
+        || AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.CONTENT_LENGTH);
+  }
+
+  /** The value as a length if it is 1 to 9 ASCII digits (what a parse records), else -1. */
+  private static int plainLength(CharSequence value) {
+    int n = value.length();
+    if (n == 0 || n > 9) {
+      return -1;
+    }
+    int length = 0;
+    for (int i = 0; i < n; i++) {
+      char c = value.charAt(i);
+      if (c < '0' || c > '9') {
+        return -1;
+      }
+      length = length * 10 + c - '0';
+    }
+    return length;
   }
 
   private void setValues(CharSequence name, Iterable<?> values) {

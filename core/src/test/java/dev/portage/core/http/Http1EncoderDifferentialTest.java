@@ -1,6 +1,7 @@
 package dev.portage.core.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -16,6 +17,7 @@ import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -24,6 +26,7 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequestEncoder;
 import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.AsciiString;
@@ -82,22 +85,32 @@ class Http1EncoderDifferentialTest {
   /** The messages encoded by the handler; the outbound buffers as hex, one string each. */
   private static List<String> encode(
       ChannelHandler encoder, List<Object> messages, ByteBufAllocator alloc) {
+    List<String> wire = new ArrayList<>();
+    encodeEach(encoder, messages, alloc).forEach(wire::addAll);
+    return wire;
+  }
+
+  /** Per message written, the outbound buffers it made, as hex. */
+  private static List<List<String>> encodeEach(
+      ChannelHandler encoder, List<Object> messages, ByteBufAllocator alloc) {
     EmbeddedChannel ch = new EmbeddedChannel();
     ch.config().setAllocator(alloc);
     ch.pipeline().addLast(encoder);
-    List<String> wire = new ArrayList<>();
+    List<List<String>> wire = new ArrayList<>();
     try {
       for (Object message : messages) {
         ch.writeOutbound(message);
-      }
-      Object out;
-      while ((out = ch.readOutbound()) != null) {
-        ByteBuf buf = (ByteBuf) out;
-        try {
-          wire.add(ByteBufUtil.hexDump(buf));
-        } finally {
-          buf.release();
+        List<String> buffers = new ArrayList<>();
+        Object out;
+        while ((out = ch.readOutbound()) != null) {
+          ByteBuf buf = (ByteBuf) out;
+          try {
+            buffers.add(ByteBufUtil.hexDump(buf));
+          } finally {
+            buf.release();
+          }
         }
+        wire.add(buffers);
       }
     } finally {
       ch.finishAndReleaseAll();
@@ -105,15 +118,36 @@ class Http1EncoderDifferentialTest {
     return wire;
   }
 
+  /**
+   * The same bytes for every message, in the same buffers, except that a whole response our
+   * encoder writes in one piece ({@link #writtenWhole}) is one buffer where Netty's may be two.
+   */
   private static void assertSame(
       String what, Supplier<ChannelHandler> ours, Supplier<ChannelHandler> netty,
       Function<Random, List<Object>> messages, long seed, ByteBufAllocator alloc) {
-    List<String> expected = encode(netty.get(), messages.apply(new Random(seed)), alloc);
-    List<String> actual = encode(ours.get(), messages.apply(new Random(seed)), alloc);
-    assertThat(String.join("", actual))
-        .as("%s, seed %d: the bytes", what, seed)
-        .isEqualTo(String.join("", expected));
-    assertThat(actual).as("%s, seed %d: the buffers", what, seed).isEqualTo(expected);
+    List<List<String>> expected = encodeEach(netty.get(), messages.apply(new Random(seed)), alloc);
+    List<Object> mine = messages.apply(new Random(seed));
+    List<Boolean> whole = mine.stream().map(Http1EncoderDifferentialTest::writtenWhole).toList();
+    List<List<String>> actual = encodeEach(ours.get(), mine, alloc);
+    assertThat(actual).as("%s, seed %d: messages", what, seed).hasSameSizeAs(expected);
+    for (int i = 0; i < actual.size(); i++) {
+      assertThat(String.join("", actual.get(i)))
+          .as("%s, seed %d, message %d: the bytes", what, seed, i)
+          .isEqualTo(String.join("", expected.get(i)));
+      if (whole.get(i)) {
+        assertThat(actual.get(i)).as("%s, seed %d, message %d: one buffer", what, seed, i).hasSize(1);
+      } else {
+        assertThat(actual.get(i)).as("%s, seed %d, message %d: the buffers", what, seed, i)
+            .isEqualTo(expected.get(i));
+      }
+    }
+  }
+
+  /** Whether our response encoder writes this message as one buffer (a small, unchunked whole). */
+  private static boolean writtenWhole(Object message) {
+    return message instanceof FullHttpResponse f
+        && f.content().readableBytes() <= Http1ResponseEncoder.WHOLE_BODY_LIMIT
+        && !HttpUtil.isTransferEncodingChunked(f);
   }
 
   private static String text(Random r, int max) {
@@ -212,7 +246,12 @@ class Http1EncoderDifferentialTest {
   }
 
   private static ByteBuf body(Random r) {
-    byte[] bytes = new byte[r.nextInt(4) == 0 ? 0 : r.nextInt(600)];
+    int n = switch (r.nextInt(40)) {
+      case 0 -> Http1ResponseEncoder.WHOLE_BODY_LIMIT + r.nextInt(2); // at and past the copy limit
+      case 1, 2, 3, 4, 5, 6, 7, 8, 9 -> 0;
+      default -> r.nextInt(1200); // past Netty's own copy threshold too
+    };
+    byte[] bytes = new byte[n];
     r.nextBytes(bytes);
     return Unpooled.wrappedBuffer(bytes);
   }
@@ -229,11 +268,17 @@ class Http1EncoderDifferentialTest {
       }
       HttpResponseStatus status = status(r);
       HttpHeaders headers = headers(r);
-      switch (r.nextInt(3)) {
+      switch (r.nextInt(4)) {
         case 0 -> {
           ByteBuf body = body(r);
-          headers.set(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+          if (r.nextInt(5) > 0) {
+            headers.set(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+          }
           out.add(new DefaultFullHttpResponse(version, status, body, headers, RAW.newHeaders()));
+        }
+        case 3 -> { // whole but chunked: body and trailers as chunks
+          headers.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+          out.add(new DefaultFullHttpResponse(version, status, body(r), headers, headers(r)));
         }
         case 1 -> {
           headers.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
@@ -354,5 +399,41 @@ class Http1EncoderDifferentialTest {
     assertThat(wire).hasSize(1);
     assertThat(new String(ByteBufUtil.decodeHexDump(wire.get(0)), StandardCharsets.US_ASCII))
         .isEqualTo("HTTP/1.1 200 OK\r\nserver: nginx/1.22.1\r\ncontent-length: 5\r\n\r\nhello");
+  }
+
+  @Test
+  void aKibibyteBodyGoesOutWithItsHeadInOneBufferWhereNettyMakesTwo() {
+    Function<Random, List<Object>> nginx = r -> {
+      ByteBuf body = Unpooled.wrappedBuffer(new byte[1024]);
+      HttpHeaders h = RAW.newHeaders().add(HttpHeaderNames.CONTENT_LENGTH, "1024");
+      return List.of(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK, body, h,
+          RAW.newHeaders()));
+    };
+    assertThat(encode(new HttpResponseEncoder(), nginx.apply(null))).hasSize(2);
+    assertThat(encode(new Http1ResponseEncoder(), nginx.apply(null))).hasSize(1);
+    assertSame("1 KiB", Http1ResponseEncoder::new, HttpResponseEncoder::new, nginx, 0, ByteBufAllocator.DEFAULT);
+  }
+
+  @Test
+  void aWholeResponseInsideAnotherIsRefusedAsNettyRefusesIt() {
+    for (Supplier<ChannelHandler> encoder :
+        List.<Supplier<ChannelHandler>>of(Http1ResponseEncoder::new, HttpResponseEncoder::new)) {
+      EmbeddedChannel ch = new EmbeddedChannel(encoder.get());
+      try {
+        ch.writeOutbound(new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
+            RAW.newHeaders().add(HttpHeaderNames.CONTENT_LENGTH, "2")));
+        assertThatThrownBy(() -> ch.writeOutbound(new DefaultFullHttpResponse(
+                HttpVersion.HTTP_1_1, HttpResponseStatus.OK, Unpooled.wrappedBuffer(new byte[2]))))
+            .hasRootCauseInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("unexpected message type");
+        // The head's own body still ends it, and a whole response may follow.
+        ch.writeOutbound(new DefaultLastHttpContent(Unpooled.wrappedBuffer(new byte[2])));
+        ch.writeOutbound(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
+            Unpooled.wrappedBuffer(new byte[1]), RAW.newHeaders().add(HttpHeaderNames.CONTENT_LENGTH, "1"),
+            RAW.newHeaders()));
+      } finally {
+        ch.finishAndReleaseAll();
+      }
+    }
   }
 }

@@ -8,6 +8,7 @@ import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpMethod;
@@ -192,6 +193,27 @@ class ParsedHeadersTest {
     assertThat(known(empty)).isTrue();
     assertThat(HttpFraming.hasBody(empty, HttpProtocol.HTTP_1_1, HttpMethod.GET)).isTrue();
     assertThat(HttpFraming.isContentLengthSet(empty)).isFalse();
+  }
+
+  @Test
+  void aPlainLengthSetOverThePreviousKeepsTheFactsKnownAndAnyOtherValueForgetsThem() {
+    HttpRequest r = request("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+
+    r.headers().set(HttpHeaderNames.CONTENT_LENGTH, HttpHeaderValues.ZERO); // the hub's forwarded GET
+    assertThat(known(r)).isTrue();
+    assertThat(HttpFraming.isContentLengthSet(r)).isTrue();
+    assertThat(HttpFraming.hasBody(r, HttpProtocol.HTTP_1_1, null)).isFalse();
+    assertThat(KeepAlive.isKeepAlive(r)).isFalse(); // the other facts did not move
+
+    r.headers().set("content-length", "0042");
+    assertThat(known(r)).isTrue();
+    assertThat(HttpUtil.getContentLength(r)).isEqualTo(42);
+    assertThat(HttpFraming.hasBody(r, HttpProtocol.HTTP_1_1, null)).isTrue();
+
+    r.headers().set(HttpHeaderNames.CONTENT_LENGTH, "+7"); // not plain: looked up as before
+    assertThat(known(r)).isFalse();
+    assertThat(HttpUtil.getContentLength(r)).isEqualTo(7);
+    assertThat(r.headers().getAll(HttpHeaderNames.CONTENT_LENGTH)).containsExactly("+7");
   }
 
   @Test
