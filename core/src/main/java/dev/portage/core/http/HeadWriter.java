@@ -70,6 +70,22 @@ final class HeadWriter {
   private int pos;
   private ByteBuf out;
 
+  /**
+   * Appends {@code length} bytes of {@code from} at {@code index} to {@code to}, through the
+   * per-thread array: a buffer-to-buffer copy between Netty's adaptive buffers goes through a new
+   * NIO view of each (two objects per copy, about 120 bytes per relayed response), a copy to and
+   * from an array through neither.
+   */
+  static void copy(ByteBuf from, int index, int length, ByteBuf to) {
+    byte[] a = SCRATCH.get();
+    for (int done = 0; done < length; ) {
+      int n = Math.min(a.length, length - done);
+      from.getBytes(index + done, a, 0, n);
+      to.writeBytes(a, 0, n);
+      done += n;
+    }
+  }
+
   /** Remembers that {@code message}'s initial line is to be written at the end of {@code buf}. */
   void lineOf(ByteBuf buf, HttpMessage message) {
     pending = message;

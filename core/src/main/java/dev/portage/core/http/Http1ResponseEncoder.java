@@ -79,7 +79,7 @@ class Http1ResponseEncoder extends HttpResponseEncoder {
         encodeHeaders(m.headers(), buf);
         buf.writeShort(CRLF);
         lastHeadSize = buf.writerIndex() - start;
-        buf.writeBytes(content, content.readerIndex(), body);
+        HeadWriter.copy(content, content.readerIndex(), body, buf);
       } catch (RuntimeException e) {
         buf.release();
         throw e;

@@ -403,7 +403,9 @@ final class InboundHandler extends ChannelInboundHandlerAdapter implements Reply
     // Only the answer chosen for the client gets here; its head is ours to rewrite and to send on
     // as it is (an HTTP/1.0 answer is sent as HTTP/1.1, with its framing made explicit below).
     HttpResponse out = h;
-    if (h instanceof HttpContent) {
+    if (h instanceof HttpContent && protocol != HttpProtocol.HTTP_1_1) {
+      // A whole response's head, written alone here (its body follows as HTTP/2 DATA); over
+      // HTTP/1.1 the whole response goes out as one message (ResponseBody.pipeTo).
       out = new DefaultHttpResponse(HttpVersion.HTTP_1_1, h.status(), h.headers());
     } else if (h.protocolVersion() != HttpVersion.HTTP_1_1) {
       h.setProtocolVersion(HttpVersion.HTTP_1_1);

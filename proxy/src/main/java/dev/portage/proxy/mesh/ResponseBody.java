@@ -112,14 +112,14 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
       keepAlive = KeepAlive.isKeepAlive(response)
           && (HttpFraming.isContentLengthSet(response) || HttpFraming.isChunked(response)
               || msg instanceof FullHttpResponse);
-      HttpResponse h = response;
       if (msg instanceof FullHttpResponse full) {
-        h = new DefaultHttpResponse(full.protocolVersion(), full.status(), full.headers());
-        hold(new DefaultLastHttpContent(full.content(), full.trailingHeaders()));
+        // Head and whole body in one message: the head the listener sees, and the body held. An
+        // HTTP/1.1 client gets it as it is (flush); otherwise it is split where it is written.
+        hold(full);
       }
       headDone = true;
-      head = h;
-      listener.head(new ProxyResponse(h, this));
+      head = response;
+      listener.head(new ProxyResponse(response, this));
       return;
     }
     if (msg instanceof HttpContent content) {
@@ -201,7 +201,7 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
     this.end = end;
     if (completed) {
       if (head != null) {
-        sink.write(head, sink.voidPromise());
+        sink.write(headOnly(head), sink.voidPromise());
       }
       end.ended(this, endCause);
       return;
@@ -209,7 +209,7 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
     this.sink = sink;
     if (nothingHeld() && !ended) {
       if (head != null) {
-        sink.write(head, sink.voidPromise()); // flushed with the body's first write
+        sink.write(headOnly(head), sink.voidPromise()); // flushed with the body's first write
       }
       stream.channel().read();
     } else {
@@ -255,16 +255,17 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
     HttpContent c;
     if (head != null) {
       if (heldFirst instanceof LastHttpContent whole && (heldMore == null || heldMore.isEmpty())) {
-        // The whole body: one message (the content moves into it; the chunk object is dropped).
+        // The whole body: one message. The upstream's own whole response when it is the head
+        // being sent; else the content moves into a new one and the chunk object is dropped.
         heldFirst = null;
         end = true;
         if (!whole.trailingHeaders().isEmpty()) {
           trailerGrpcStatus = GrpcStatus.of(whole.trailingHeaders());
         }
-        last = s.write(new DefaultFullHttpResponse(head.protocolVersion(), head.status(),
-            whole.content(), head.headers(), whole.trailingHeaders()));
+        last = s.write(whole == head ? whole : new DefaultFullHttpResponse(head.protocolVersion(),
+            head.status(), whole.content(), head.headers(), whole.trailingHeaders()));
       } else {
-        s.write(head, s.voidPromise()); // a failed write fails the body's last write too
+        s.write(headOnly(head), s.voidPromise()); // a failed write fails the body's last write too
       }
     }
     while ((c = nextHeld()) != null) {
@@ -272,6 +273,9 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
         end = true;
         if (!lc.trailingHeaders().isEmpty()) {
           trailerGrpcStatus = GrpcStatus.of(lc.trailingHeaders());
+        }
+        if (c instanceof HttpResponse) {
+          c = new DefaultLastHttpContent(lc.content(), lc.trailingHeaders()); // the body of a whole one
         }
       }
       last = s.write(c);
@@ -342,6 +346,13 @@ final class ResponseBody extends ChannelInboundHandlerAdapter implements Runnabl
       e.ended(this, cause); // the client side hears first, then the exchange (as it always has)
     }
     listener.ended();
+  }
+
+  /** {@code head} without a body: a whole response's head part (its body goes separately). */
+  private static HttpResponse headOnly(HttpResponse head) {
+    return head instanceof HttpContent
+        ? new DefaultHttpResponse(head.protocolVersion(), head.status(), head.headers())
+        : head;
   }
 
   private void hold(HttpContent c) {
