@@ -147,7 +147,7 @@ public final class Sidecar implements AutoCloseable {
             protected void initChannel(io.netty.channel.Channel ch) {
               inbound.add(ch);
               ch.pipeline().addLast(new CleartextHttpInitializer(protocol ->
-                  new InboundHandler(stack, protocol, time.ticker(), metrics, delta -> PerThreadCells.add(inflight.mine(), 0, delta))));
+                  new InboundHandler(stack, protocol, time.ticker(), metrics, Sidecar.this::countInflight)));
             }
           })
           .bind(config.outboundBindAddress(), config.outboundPort())
@@ -307,6 +307,11 @@ public final class Sidecar implements AutoCloseable {
   /** The open client connections on the outbound listener (for tests to inspect). */
   ChannelGroup inboundChannels() {
     return inbound;
+  }
+
+  /** Counts requests starting (+1) and ending (-1) on the calling event loop. */
+  private void countInflight(int delta) {
+    PerThreadCells.add(inflight.mine(), 0, delta);
   }
 
   /** Requests between their head and the end of their response. */
