@@ -153,7 +153,7 @@ public final class EdgeHub implements AutoCloseable {
     }
     List<ApiServer> servers = config.serverAddrs().stream().map(ApiServer::parse).toList();
 
-    group = NettyTransport.best().newEventLoopGroup(2, "portage-hub");
+    group = NettyTransport.bestForHttp().newEventLoopGroup(2, "portage-hub");
     // Keep as many idle connections as requests may be in flight (bounded): with core's default of
     // 16, 50 busy clients closed and reopened an API server connection on most requests.
     HttpClientPool.Builder pb = HttpClientPool.builder(group, time)

@@ -18,6 +18,7 @@ import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
+import java.nio.channels.ClosedChannelException;
 import java.util.List;
 
 /**
@@ -41,7 +42,9 @@ import java.util.List;
  * does or has no length of its own (no Content-Length, not chunked, not multipart, not 204), the
  * answer to the last request counted gets {@code Connection: close} and the connection closes once
  * it is written; requests pipelined after the one that asked to close are still handed on, but not
- * counted. Informational responses count for nothing. Confined to the channel's event loop.
+ * counted, and nothing written after that last response reaches the client (its promise fails as
+ * a write to a closed channel would, whether or not the transport has finished the close).
+ * Informational responses count for nothing. Confined to the channel's event loop.
  */
 public final class ServerHttpCodec
     extends CombinedChannelDuplexHandler<ServerHttpCodec.Decoder, ServerHttpCodec.Encoder> {
@@ -196,8 +199,20 @@ public final class ServerHttpCodec
   final class Encoder extends Http1ResponseEncoder {
     private byte kind = OTHER;
 
+    /** The connection closes once the last response written ends: nothing more may follow it. */
+    private boolean closing;
+
     @Override
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
+      if (closing) {
+        // An answer to a request pipelined after the last one (RFC 9112 9.6). Where writes complete
+        // later (io_uring), the close has not happened yet, and this would still reach the client.
+        ReferenceCountUtil.release(msg);
+        if (!promise.isVoid()) {
+          promise.tryFailure(new ClosedChannelException());
+        }
+        return;
+      }
       if (keepAlive && msg instanceof HttpResponse response) {
         track(response);
       }
@@ -210,6 +225,7 @@ public final class ServerHttpCodec
         close = true;
       }
       if (close) {
+        closing = true;
         promise = promise.unvoid().addListener(ChannelFutureListener.CLOSE);
       }
       super.write(ctx, msg, promise);

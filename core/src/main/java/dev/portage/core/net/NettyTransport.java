@@ -26,6 +26,14 @@ import io.netty.channel.socket.nio.NioDomainSocketChannel;
 import io.netty.channel.socket.nio.NioServerDomainSocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.uring.IoUring;
+import io.netty.channel.uring.IoUringDatagramChannel;
+import io.netty.channel.uring.IoUringDomainSocketChannel;
+import io.netty.channel.uring.IoUringIoHandle;
+import io.netty.channel.uring.IoUringIoHandler;
+import io.netty.channel.uring.IoUringServerDomainSocketChannel;
+import io.netty.channel.uring.IoUringServerSocketChannel;
+import io.netty.channel.uring.IoUringSocketChannel;
 import io.netty.channel.unix.DomainSocketAddress;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.SocketAddress;
@@ -36,10 +44,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A Netty I/O transport, native epoll or NIO, and the one place that pairs event loop groups with
- * matching channel classes so callers never mix an epoll group with an NIO channel. Use {@link
- * #best()} for the process's choice, {@link #of(EventLoopGroup)} for a group handed in. Constants
- * are immutable and thread-safe.
+ * A Netty I/O transport, native io_uring, native epoll or NIO, and the one place that pairs event
+ * loop groups with matching channel classes so callers never mix an epoll group with an NIO
+ * channel. Use {@link #best()} for the process's choice, {@link #of(EventLoopGroup)} for a group
+ * handed in. Constants are immutable and thread-safe.
  */
 public enum NettyTransport {
   /** Linux native epoll (netty-transport-native-epoll). */
@@ -72,6 +80,49 @@ public enum NettyTransport {
     @Override
     public Class<? extends Channel> domainSocketChannelType() {
       return EpollDomainSocketChannel.class;
+    }
+
+    @Override
+    public SocketAddress domainSocketAddress(Path path) {
+      return new DomainSocketAddress(Objects.requireNonNull(path, "path").toFile());
+    }
+
+    @Override
+    public ByteBufAllocator allocator() {
+      return ByteBufAllocator.DEFAULT;
+    }
+  },
+
+  /** Linux io_uring (netty-transport-native-io_uring): completions instead of readiness. */
+  IO_URING {
+    @Override
+    IoHandlerFactory ioHandlerFactory() {
+      return IoUringIoHandler.newFactory();
+    }
+
+    @Override
+    public Class<? extends ServerSocketChannel> serverChannelType() {
+      return IoUringServerSocketChannel.class;
+    }
+
+    @Override
+    public Class<? extends SocketChannel> channelType() {
+      return IoUringSocketChannel.class;
+    }
+
+    @Override
+    public Class<? extends DatagramChannel> datagramChannelType() {
+      return IoUringDatagramChannel.class;
+    }
+
+    @Override
+    public Class<? extends ServerChannel> serverDomainSocketChannelType() {
+      return IoUringServerDomainSocketChannel.class;
+    }
+
+    @Override
+    public Class<? extends Channel> domainSocketChannelType() {
+      return IoUringDomainSocketChannel.class;
     }
 
     @Override
@@ -133,8 +184,9 @@ public enum NettyTransport {
   private static final Logger log = LoggerFactory.getLogger(NettyTransport.class);
 
   /**
-   * System property that picks the transport for every component: {@code nio} or {@code epoll}.
-   * Unset, {@link #best()} is NIO and {@link #bestWithoutHalfClose()} epoll where it loads.
+   * System property that picks the transport for every component: {@code nio}, {@code epoll} or
+   * {@code io_uring}. Unset, see {@link #best()}, {@link #bestForHttp()} and {@link
+   * #bestWithoutHalfClose()}.
    */
   public static final String TRANSPORT_PROPERTY = "portage.transport";
 
@@ -153,52 +205,88 @@ public enum NettyTransport {
     static final NettyTransport INSTANCE = choose(System.getProperty(TRANSPORT_PROPERTY, "nio"));
   }
 
+  /** The same, for HTTP proxies whose tests pass on io_uring. */
+  private static final class BestForHttp {
+    static final NettyTransport INSTANCE = chooseForHttp(System.getProperty(TRANSPORT_PROPERTY));
+  }
+
   /** The same, for components whose channels never half-close. */
   private static final class BestWithoutHalfClose {
     static final NettyTransport INSTANCE = chooseWithoutHalfClose(System.getProperty(TRANSPORT_PROPERTY));
   }
 
   /**
-   * The transport the process uses: NIO unless {@code -Dportage.transport=epoll} asks for epoll and
-   * its native library loads.
+   * The transport of the tunnel, the service proxy and the admin server: NIO unless {@code
+   * -Dportage.transport} names another and it loads.
    *
-   * <p>NIO is the default because Netty 4.2.18's epoll transport drops a socket from the epoll set
-   * once its input is shut down and later fails the socket's first write that has to wait for
-   * {@code EPOLLOUT} (epoll_ctl ENOENT): a half-closed relay then loses the rest of the data
-   * flowing toward the side that finished sending ({@code EpollHalfCloseDefectTest} pins this).
-   * The cause: {@code EpollIoHandler}'s registration deletes the fd when its interest set becomes
-   * empty (input shut, no write waiting) but keeps its state "added", so the next interest change
-   * is an {@code epoll_ctl(MOD)} on a missing fd; the set empties again after every waiting write,
-   * so re-registering once does not help. Make epoll the default again when that test starts
-   * failing after a Netty upgrade.
+   * <p>Not epoll, because Netty 4.2.18's epoll transport drops a socket from the epoll set once its
+   * input is shut down and later fails the socket's first write that has to wait for {@code
+   * EPOLLOUT} (epoll_ctl ENOENT): a half-closed relay then loses the rest of the data flowing
+   * toward the side that finished sending ({@code EpollHalfCloseDefectTest} pins this; {@code
+   * HalfCloseRelayTest} shows io_uring and NIO deliver it). The cause: {@code EpollIoHandler}'s
+   * registration deletes the fd when its interest set becomes empty (input shut, no write waiting)
+   * but keeps its state "added", so the next interest change is an {@code epoll_ctl(MOD)} on a
+   * missing fd; the set empties again after every waiting write, so re-registering once does not
+   * help. Not io_uring yet: the tunnel's flow-control and buffer-accounting tests fail on it.
    */
   public static NettyTransport best() {
     return Best.INSTANCE;
   }
 
   /**
+   * The transport of the edge hub's HTTP proxy: io_uring where the kernel allows it and its native
+   * library loads, else {@link #best()}'s NIO; {@code -Dportage.transport} names another. io_uring
+   * needs about one system call per ten proxied requests where epoll and NIO need four or five: the
+   * hub relaying small HTTP responses spent about a third less CPU per request on it
+   * (docs/benchmarks-l7.md). A kernel or container that forbids io_uring (a seccomp profile,
+   * {@code kernel.io_uring_disabled}) makes Netty report it unavailable.
+   */
+  public static NettyTransport bestForHttp() {
+    return BestForHttp.INSTANCE;
+  }
+
+  /**
    * The transport for a component none of whose channels ever half-closes ({@code
-   * ALLOW_HALF_CLOSURE} stays off, so an end of input closes the channel; no {@link Relay}): epoll
-   * where its native library loads, NIO otherwise or when {@code -Dportage.transport=nio} asks for
-   * it. The defect that keeps {@link #best()} on NIO needs a socket whose input was shut down while
-   * the channel stays open, which such a component never has. Epoll reads into pooled direct
-   * buffers without NIO's selector bookkeeping and {@code ByteBuffer} views: the sidecar relaying
-   * small HTTP responses spent about a fifth less CPU and allocated about a sixth fewer bytes per
-   * request on it (docs/benchmarks-proxy.md).
+   * ALLOW_HALF_CLOSURE} stays off, so an end of input closes the channel; no {@link Relay}):
+   * io_uring where it is available (see {@link #bestForHttp()}), else epoll where its native library
+   * loads, else NIO; {@code -Dportage.transport} picks one. The epoll defect that keeps {@link
+   * #best()} off epoll needs a socket whose input was shut down while the channel stays open, which
+   * such a component never has.
    */
   public static NettyTransport bestWithoutHalfClose() {
     return BestWithoutHalfClose.INSTANCE;
+  }
+
+  static NettyTransport chooseForHttp(String requested) {
+    if (requested != null) {
+      return choose(requested);
+    }
+    if (IoUring.isAvailable()) {
+      log.info("Netty transport for HTTP: io_uring");
+      return IO_URING;
+    }
+    log.info(
+        "Netty transport for HTTP: nio (io_uring unavailable: {})", IoUring.unavailabilityCause().toString());
+    return NIO;
   }
 
   static NettyTransport chooseWithoutHalfClose(String requested) {
     if (requested != null) {
       return choose(requested);
     }
+    if (IoUring.isAvailable()) {
+      log.info("Netty transport without half-close: io_uring");
+      return IO_URING;
+    }
     if (Epoll.isAvailable()) {
-      log.debug("Netty transport without half-close: epoll");
+      log.info(
+          "Netty transport without half-close: epoll (io_uring unavailable: {})",
+          IoUring.unavailabilityCause().toString());
       return EPOLL;
     }
-    log.debug("Netty transport without half-close: nio (epoll unavailable)", Epoll.unavailabilityCause());
+    log.info(
+        "Netty transport without half-close: nio (io_uring and epoll unavailable: {})",
+        Epoll.unavailabilityCause().toString());
     return NIO;
   }
 
@@ -219,9 +307,20 @@ public enum NettyTransport {
             Epoll.unavailabilityCause());
         return NIO;
       }
+      case "io_uring" -> {
+        if (IoUring.isAvailable()) {
+          log.debug("Netty transport: io_uring");
+          return IO_URING;
+        }
+        log.warn(
+            "Netty transport: nio ({}=io_uring but io_uring is unavailable)",
+            TRANSPORT_PROPERTY,
+            IoUring.unavailabilityCause());
+        return NIO;
+      }
       default ->
           throw new IllegalArgumentException(
-              TRANSPORT_PROPERTY + ": " + requested + " (expected: nio or epoll)");
+              TRANSPORT_PROPERTY + ": " + requested + " (expected: nio, epoll or io_uring)");
     }
   }
 
@@ -240,11 +339,14 @@ public enum NettyTransport {
       if (io.isCompatible(NioIoHandle.class)) {
         return NIO;
       }
+      if (io.isCompatible(IoUringIoHandle.class)) {
+        return IO_URING;
+      }
     }
     throw new IllegalArgumentException(
         "group: "
             + group.getClass().getName()
-            + " (expected: an epoll or NIO MultiThreadIoEventLoopGroup)");
+            + " (expected: an epoll, io_uring or NIO MultiThreadIoEventLoopGroup)");
   }
 
   abstract IoHandlerFactory ioHandlerFactory();

@@ -1,6 +1,7 @@
 package dev.portage.core.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.portage.core.net.NettyTransport;
 import io.netty.bootstrap.ServerBootstrap;
@@ -11,6 +12,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.epoll.Epoll;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
@@ -23,6 +25,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.channel.uring.IoUring;
 import io.netty.util.ReferenceCountUtil;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
@@ -72,7 +75,9 @@ class ServerKeepAliveTest {
 
   @BeforeAll
   static void start() {
-    group = NettyTransport.best().newEventLoopGroup(1, "keepalive-test");
+    // NIO: Netty's handler closes after a response's write completes, which NIO does at once and
+    // io_uring later, so only on NIO is its behaviour the reference (see the last test).
+    group = NettyTransport.NIO.newEventLoopGroup(1, "keepalive-test");
   }
 
   @AfterAll
@@ -168,6 +173,24 @@ class ServerKeepAliveTest {
   }
 
   @ParameterizedTest
+  @EnumSource(NettyTransport.class)
+  void theListenerAnswersNoRequestPipelinedAfterOneAskingToCloseOnAnyTransport(NettyTransport transport)
+      throws Exception {
+    assumeTrue(transport != NettyTransport.EPOLL || Epoll.isAvailable(), "epoll unavailable");
+    assumeTrue(transport != NettyTransport.IO_URING || IoUring.isAvailable(), "io_uring unavailable");
+    EventLoopGroup loop = transport.newEventLoopGroup(1, "keepalive-test-" + transport);
+    try {
+      List<String> answers = exchange(
+          loop, transport, Server.LISTENER, get("/len") + CLOSE + get("/len") + get("/len"));
+
+      assertThat(answers).hasSize(2);
+      assertThat(closes(answers.get(1))).isTrue();
+    } finally {
+      loop.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+  }
+
+  @ParameterizedTest
   @EnumSource(Server.class)
   void anAnswerWithoutLengthToAnEarlierPipelinedRequestClosesAfterIt(Server server)
       throws Exception {
@@ -184,9 +207,14 @@ class ServerKeepAliveTest {
 
   /** Sends {@code requests} at once and reads until the server closes; the answers, in order. */
   private static List<String> exchange(Server server, String requests) throws Exception {
+    return exchange(group, NettyTransport.NIO, server, requests);
+  }
+
+  private static List<String> exchange(
+      EventLoopGroup loop, NettyTransport transport, Server server, String requests) throws Exception {
     Channel listener = new ServerBootstrap()
-        .group(group)
-        .channel(NettyTransport.best().serverChannelType())
+        .group(loop)
+        .channel(transport.serverChannelType())
         .childHandler(server.initializer.apply(new Answers()))
         .bind(new InetSocketAddress("127.0.0.1", 0))
         .sync()

@@ -19,6 +19,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.epoll.Epoll;
+import io.netty.channel.uring.IoUring;
 import io.netty.channel.local.LocalIoHandler;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -35,13 +36,18 @@ import org.junit.jupiter.params.provider.EnumSource;
 class NettyTransportTest {
 
   @Test
-  void bestIsNioUnlessEpollIsRequested() {
+  void bestIsNioUnlessAnotherIsRequested() {
     assertThat(NettyTransport.best())
-        .isEqualTo(
-            "epoll".equals(System.getProperty(NettyTransport.TRANSPORT_PROPERTY))
-                    && Epoll.isAvailable()
-                ? NettyTransport.EPOLL
-                : NettyTransport.NIO);
+        .isEqualTo(NettyTransport.choose(System.getProperty(NettyTransport.TRANSPORT_PROPERTY, "nio")));
+  }
+
+  @Test
+  void forHttpIsIoUringWhereAvailableAndOtherwiseNioUnlessATransportIsNamed() {
+    assertThat(NettyTransport.chooseForHttp(null))
+        .isEqualTo(IoUring.isAvailable() ? NettyTransport.IO_URING : NettyTransport.NIO);
+    assertThat(NettyTransport.chooseForHttp("nio")).isEqualTo(NettyTransport.NIO);
+    assertThat(NettyTransport.chooseForHttp("epoll"))
+        .isEqualTo(Epoll.isAvailable() ? NettyTransport.EPOLL : NettyTransport.NIO);
   }
 
   @Test
@@ -61,29 +67,34 @@ class NettyTransportTest {
   }
 
   @Test
-  void choosesEpollOnRequestWhenItLoads() {
+  void choosesANativeTransportOnRequestWhenItLoads() {
     assertThat(NettyTransport.choose("epoll"))
         .isEqualTo(Epoll.isAvailable() ? NettyTransport.EPOLL : NettyTransport.NIO);
+    assertThat(NettyTransport.choose("io_uring"))
+        .isEqualTo(IoUring.isAvailable() ? NettyTransport.IO_URING : NettyTransport.NIO);
     assertThat(NettyTransport.choose("nio")).isEqualTo(NettyTransport.NIO);
   }
 
   @Test
-  void withoutHalfCloseIsEpollWhereItLoadsUnlessATransportIsNamed() {
+  void withoutHalfCloseIsIoUringThenEpollWhereTheyLoadUnlessATransportIsNamed() {
     assertThat(NettyTransport.chooseWithoutHalfClose(null))
-        .isEqualTo(Epoll.isAvailable() ? NettyTransport.EPOLL : NettyTransport.NIO);
+        .isEqualTo(
+            IoUring.isAvailable()
+                ? NettyTransport.IO_URING
+                : Epoll.isAvailable() ? NettyTransport.EPOLL : NettyTransport.NIO);
     assertThat(NettyTransport.chooseWithoutHalfClose("nio")).isEqualTo(NettyTransport.NIO);
     assertThat(NettyTransport.chooseWithoutHalfClose("epoll"))
         .isEqualTo(Epoll.isAvailable() ? NettyTransport.EPOLL : NettyTransport.NIO);
-    assertThatThrownBy(() -> NettyTransport.chooseWithoutHalfClose("io_uring"))
+    assertThatThrownBy(() -> NettyTransport.chooseWithoutHalfClose("uring"))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("portage.transport: io_uring (expected: nio or epoll)");
+        .hasMessage("portage.transport: uring (expected: nio, epoll or io_uring)");
   }
 
   @Test
   void rejectsUnknownTransportName() {
-    assertThatThrownBy(() -> NettyTransport.choose("io_uring"))
+    assertThatThrownBy(() -> NettyTransport.choose("uring"))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("portage.transport: io_uring (expected: nio or epoll)");
+        .hasMessage("portage.transport: uring (expected: nio, epoll or io_uring)");
   }
 
   @ParameterizedTest
@@ -163,7 +174,7 @@ class NettyTransportTest {
       assertThatThrownBy(() -> NettyTransport.of(group))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("MultiThreadIoEventLoopGroup")
-          .hasMessageContaining("expected: an epoll or NIO");
+          .hasMessageContaining("expected: an epoll, io_uring or NIO");
     } finally {
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
     }
@@ -178,6 +189,7 @@ class NettyTransportTest {
 
   private static void assumeUsable(NettyTransport transport) {
     assumeTrue(transport != NettyTransport.EPOLL || Epoll.isAvailable(), "epoll unavailable");
+    assumeTrue(transport != NettyTransport.IO_URING || IoUring.isAvailable(), "io_uring unavailable");
   }
 
   private static String echo(
