@@ -82,15 +82,6 @@ public enum NettyTransport {
       return EpollDomainSocketChannel.class;
     }
 
-    @Override
-    public SocketAddress domainSocketAddress(Path path) {
-      return new DomainSocketAddress(Objects.requireNonNull(path, "path").toFile());
-    }
-
-    @Override
-    public ByteBufAllocator allocator() {
-      return ByteBufAllocator.DEFAULT;
-    }
   },
 
   /** Linux io_uring (netty-transport-native-io_uring): completions instead of readiness. */
@@ -125,15 +116,6 @@ public enum NettyTransport {
       return IoUringDomainSocketChannel.class;
     }
 
-    @Override
-    public SocketAddress domainSocketAddress(Path path) {
-      return new DomainSocketAddress(Objects.requireNonNull(path, "path").toFile());
-    }
-
-    @Override
-    public ByteBufAllocator allocator() {
-      return ByteBufAllocator.DEFAULT;
-    }
   },
 
   /**
@@ -386,15 +368,19 @@ public enum NettyTransport {
    * reads and writes every buffer through a {@code ByteBuffer} view of it: Netty's pooled allocator
    * keeps one view per pooled buffer, while its adaptive allocator (Netty 4.2's default) makes a new
    * one on every read and write, about 240 bytes per request through the edge hub
-   * (docs/benchmarks-l7.md). So NIO takes the pooled allocator; epoll reads and writes by address
-   * and keeps Netty's default. When {@code -Dio.netty.allocator.type} is set, both take what it asks
-   * for.
+   * (docs/benchmarks-l7.md). So NIO takes the pooled allocator; epoll and io_uring read and write
+   * by address and keep Netty's default. When {@code -Dio.netty.allocator.type} is set, all take
+   * what it asks for.
    */
-  public abstract ByteBufAllocator allocator();
+  public ByteBufAllocator allocator() {
+    return ByteBufAllocator.DEFAULT;
+  }
 
   /**
    * The address of a Unix domain socket at {@code path} in the form this transport's domain socket
-   * channels accept (epoll and NIO use different address classes).
+   * channels accept (the native transports and NIO use different address classes).
    */
-  public abstract SocketAddress domainSocketAddress(Path path);
+  public SocketAddress domainSocketAddress(Path path) {
+    return new DomainSocketAddress(Objects.requireNonNull(path, "path").toFile());
+  }
 }

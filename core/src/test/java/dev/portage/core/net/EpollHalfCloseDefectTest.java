@@ -1,18 +1,9 @@
 package dev.portage.core.net;
 
-import static dev.portage.core.net.TestRelayProxy.TIMEOUT;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.netty.channel.Channel;
 import io.netty.channel.epoll.Epoll;
-import java.io.IOException;
-import java.io.OutputStream;
-import java.net.Socket;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,35 +19,6 @@ class EpollHalfCloseDefectTest {
   void epollLosesDataWrittenToAHalfClosedSocketThatMustWait() throws Exception {
     assumeTrue(Epoll.isAvailable(), "epoll unavailable");
     int total = 8 << 20;
-    ExecutorService threads = Executors.newSingleThreadExecutor();
-    try (TestRelayProxy proxy = new TestRelayProxy(NettyTransport.EPOLL);
-        Socket client = proxy.connectClient();
-        Socket server = proxy.acceptBackend()) {
-      client.shutdownOutput();
-      assertThat(server.getInputStream().read()).isEqualTo(-1);
-      threads.execute(
-          () -> {
-            try {
-              OutputStream out = server.getOutputStream();
-              out.write(new byte[total]);
-            } catch (IOException expected) {
-              // The proxy resets the connection once the defect strikes.
-            }
-          });
-      Channel inbound = proxy.lastInbound.get();
-      // The client reads nothing yet, so writes toward it must wait for EPOLLOUT.
-      await().atMost(TIMEOUT).until(() -> !inbound.isWritable() || !inbound.isActive());
-
-      long got = 0;
-      try {
-        got = client.getInputStream().readAllBytes().length;
-      } catch (IOException reset) {
-        // Also the defect: the proxy gave up on the client.
-      }
-      assertThat(got).isLessThan(total);
-    } finally {
-      threads.shutdownNow();
-      assertThat(threads.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
-    }
+    assertThat(TestRelayProxy.bytesAfterClientHalfClose(NettyTransport.EPOLL, total)).isLessThan(total);
   }
 }

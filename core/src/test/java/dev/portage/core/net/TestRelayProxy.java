@@ -1,5 +1,8 @@
 package dev.portage.core.net;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
@@ -11,6 +14,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -18,6 +22,8 @@ import java.net.Socket;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAccumulator;
@@ -112,6 +118,41 @@ final class TestRelayProxy implements AutoCloseable {
     Socket accepted = backend.accept();
     accepted.setSoTimeout((int) TIMEOUT.toMillis());
     return accepted;
+  }
+
+  /**
+   * The half-close a relay must survive, through a new proxy on {@code transport}: the client
+   * finishes sending, then the backend sends {@code total} bytes, more than the socket buffers hold,
+   * so writes toward the client wait for it to read. Returns the bytes the client got before end of
+   * stream or a reset.
+   */
+  static long bytesAfterClientHalfClose(NettyTransport transport, int total) throws Exception {
+    ExecutorService threads = Executors.newSingleThreadExecutor();
+    try (TestRelayProxy proxy = new TestRelayProxy(transport);
+        Socket client = proxy.connectClient();
+        Socket server = proxy.acceptBackend()) {
+      client.shutdownOutput();
+      assertThat(server.getInputStream().read()).isEqualTo(-1);
+      threads.execute(
+          () -> {
+            try (OutputStream out = server.getOutputStream()) {
+              out.write(new byte[total]);
+            } catch (IOException reset) {
+              // The proxy gave up on the connection; the client's count shows it.
+            }
+          });
+      Channel inbound = proxy.lastInbound.get();
+      // The client reads nothing yet, so writes toward it must wait for the socket to drain.
+      await().atMost(TIMEOUT).until(() -> !inbound.isWritable() || !inbound.isActive());
+      try {
+        return client.getInputStream().readAllBytes().length;
+      } catch (IOException reset) {
+        return 0;
+      }
+    } finally {
+      threads.shutdownNow();
+      assertThat(threads.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    }
   }
 
   static long pending(Channel channel) {
