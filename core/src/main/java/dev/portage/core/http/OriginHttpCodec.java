@@ -32,7 +32,8 @@ import java.util.List;
  * whose head and whole Content-Length body are already buffered (nearly every answer to a small
  * GET) skips Netty's decoder altogether ({@link PlainHead}: the same objects in one {@link
  * FullHttpResponse}, fewer allocations, shared empty trailers); everything else goes to it message
- * by message. A 101 leaves the decoder passing raw bytes on, as Netty's does. Confined to the channel's event loop.
+ * by message. A 101 leaves the decoder passing raw bytes on, as Netty's does. Confined to the
+ * channel's event loop.
  */
 final class OriginHttpCodec
     extends CombinedChannelDuplexHandler<OriginHttpCodec.Decoder, OriginHttpCodec.Encoder> {

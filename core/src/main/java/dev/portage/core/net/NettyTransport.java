@@ -82,6 +82,15 @@ public enum NettyTransport {
       return EpollDomainSocketChannel.class;
     }
 
+    @Override
+    public boolean isAvailable() {
+      return Epoll.isAvailable();
+    }
+
+    @Override
+    Throwable unavailabilityCause() {
+      return Epoll.unavailabilityCause();
+    }
   },
 
   /** Linux io_uring (netty-transport-native-io_uring): completions instead of readiness. */
@@ -116,6 +125,15 @@ public enum NettyTransport {
       return IoUringDomainSocketChannel.class;
     }
 
+    @Override
+    public boolean isAvailable() {
+      return IoUring.isAvailable();
+    }
+
+    @Override
+    Throwable unavailabilityCause() {
+      return IoUring.unavailabilityCause();
+    }
   },
 
   /**
@@ -230,8 +248,8 @@ public enum NettyTransport {
   /**
    * The transport for a component none of whose channels ever half-closes ({@code
    * ALLOW_HALF_CLOSURE} stays off, so an end of input closes the channel; no {@link Relay}):
-   * io_uring where it is available (see {@link #bestForHttp()}), else epoll where its native library
-   * loads, else NIO; {@code -Dportage.transport} picks one. The epoll defect that keeps {@link
+   * io_uring where it is available (see {@link #bestForHttp()}), else epoll where its native
+   * library loads, else NIO; {@code -Dportage.transport} picks one. The epoll defect that keeps {@link
    * #best()} off epoll needs a socket whose input was shut down while the channel stays open, which
    * such a component never has.
    */
@@ -243,12 +261,11 @@ public enum NettyTransport {
     if (requested != null) {
       return choose(requested);
     }
-    if (IoUring.isAvailable()) {
+    if (IO_URING.isAvailable()) {
       log.info("Netty transport for HTTP: io_uring");
       return IO_URING;
     }
-    log.info(
-        "Netty transport for HTTP: nio (io_uring unavailable: {})", IoUring.unavailabilityCause().toString());
+    log.info("Netty transport for HTTP: nio (io_uring unavailable: {})", causeOf(IO_URING));
     return NIO;
   }
 
@@ -256,20 +273,24 @@ public enum NettyTransport {
     if (requested != null) {
       return choose(requested);
     }
-    if (IoUring.isAvailable()) {
+    if (IO_URING.isAvailable()) {
       log.info("Netty transport without half-close: io_uring");
       return IO_URING;
     }
-    if (Epoll.isAvailable()) {
+    if (EPOLL.isAvailable()) {
       log.info(
-          "Netty transport without half-close: epoll (io_uring unavailable: {})",
-          IoUring.unavailabilityCause().toString());
+          "Netty transport without half-close: epoll (io_uring unavailable: {})", causeOf(IO_URING));
       return EPOLL;
     }
     log.info(
         "Netty transport without half-close: nio (io_uring and epoll unavailable: {})",
-        Epoll.unavailabilityCause().toString());
+        causeOf(EPOLL));
     return NIO;
+  }
+
+  /** The reason as text, so the log line stays one line (a throwable argument prints its trace). */
+  private static String causeOf(NettyTransport transport) {
+    return String.valueOf(transport.unavailabilityCause());
   }
 
   static NettyTransport choose(String requested) {
@@ -279,31 +300,30 @@ public enum NettyTransport {
         return NIO;
       }
       case "epoll" -> {
-        if (Epoll.isAvailable()) {
-          log.debug("Netty transport: epoll");
-          return EPOLL;
-        }
-        log.warn(
-            "Netty transport: nio ({}=epoll but epoll is unavailable)",
-            TRANSPORT_PROPERTY,
-            Epoll.unavailabilityCause());
-        return NIO;
+        return orNio(requested, EPOLL);
       }
       case "io_uring" -> {
-        if (IoUring.isAvailable()) {
-          log.debug("Netty transport: io_uring");
-          return IO_URING;
-        }
-        log.warn(
-            "Netty transport: nio ({}=io_uring but io_uring is unavailable)",
-            TRANSPORT_PROPERTY,
-            IoUring.unavailabilityCause());
-        return NIO;
+        return orNio(requested, IO_URING);
       }
       default ->
           throw new IllegalArgumentException(
               TRANSPORT_PROPERTY + ": " + requested + " (expected: nio, epoll or io_uring)");
     }
+  }
+
+  /** {@code wanted} where it loads, else NIO with a warning: the process named it. */
+  private static NettyTransport orNio(String requested, NettyTransport wanted) {
+    if (wanted.isAvailable()) {
+      log.debug("Netty transport: {}", requested);
+      return wanted;
+    }
+    log.warn(
+        "Netty transport: nio ({}={} but {} is unavailable)",
+        TRANSPORT_PROPERTY,
+        requested,
+        requested,
+        wanted.unavailabilityCause());
+    return NIO;
   }
 
   /**
@@ -332,6 +352,16 @@ public enum NettyTransport {
   }
 
   abstract IoHandlerFactory ioHandlerFactory();
+
+  /** Whether this transport works here: its native library loads and the kernel allows it. */
+  public boolean isAvailable() {
+    return true;
+  }
+
+  /** Why {@link #isAvailable()} is false; null when it is true. */
+  Throwable unavailabilityCause() {
+    return null;
+  }
 
   /**
    * A new event loop group of daemon threads named {@code threadNamePrefix-<group>-<n>}. The caller

@@ -12,7 +12,6 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.epoll.Epoll;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
@@ -25,7 +24,6 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
-import io.netty.channel.uring.IoUring;
 import io.netty.util.ReferenceCountUtil;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
@@ -176,8 +174,7 @@ class ServerKeepAliveTest {
   @EnumSource(NettyTransport.class)
   void theListenerAnswersNoRequestPipelinedAfterOneAskingToCloseOnAnyTransport(NettyTransport transport)
       throws Exception {
-    assumeTrue(transport != NettyTransport.EPOLL || Epoll.isAvailable(), "epoll unavailable");
-    assumeTrue(transport != NettyTransport.IO_URING || IoUring.isAvailable(), "io_uring unavailable");
+    assumeTrue(transport.isAvailable(), transport + " unavailable");
     EventLoopGroup loop = transport.newEventLoopGroup(1, "keepalive-test-" + transport);
     try {
       List<String> answers = exchange(

@@ -3,7 +3,6 @@ package dev.portage.core.net;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.netty.channel.uring.IoUring;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -18,7 +17,7 @@ class HalfCloseRelayTest {
   @ParameterizedTest
   @EnumSource(value = NettyTransport.class, names = {"NIO", "IO_URING"})
   void everyByteWrittenTowardAHalfClosedClientArrives(NettyTransport transport) throws Exception {
-    assumeTrue(transport != NettyTransport.IO_URING || IoUring.isAvailable(), "io_uring unavailable");
+    assumeTrue(transport.isAvailable(), transport + " unavailable");
     int total = 8 << 20;
     assertThat(TestRelayProxy.bytesAfterClientHalfClose(transport, total)).isEqualTo(total);
   }

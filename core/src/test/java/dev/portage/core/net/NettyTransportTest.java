@@ -188,8 +188,7 @@ class NettyTransportTest {
   }
 
   private static void assumeUsable(NettyTransport transport) {
-    assumeTrue(transport != NettyTransport.EPOLL || Epoll.isAvailable(), "epoll unavailable");
-    assumeTrue(transport != NettyTransport.IO_URING || IoUring.isAvailable(), "io_uring unavailable");
+    assumeTrue(transport.isAvailable(), transport + " unavailable");
   }
 
   private static String echo(
