@@ -25,7 +25,8 @@
 #                                # -XX:+DebugNonSafepoints; adds overhead),
 #                                # CSV_DIR=<dir> (writes l7-*.csv for the plot tool there),
 #                                # PERF_STAT=1 (perf stat of every proxy's syscalls, context switches
-#                                # and migrations, and its user/system CPU ticks, during each measured
+#                                # (voluntary and involuntary apart, from /proc) and migrations, and
+#                                # its user/system CPU ticks, during each measured
 #                                # run, and the TCP segments the host sent meanwhile (all of the
 #                                # run's traffic is on loopback), into $tmp/perf-*.txt and
 #                                # $tmp/perf.txt),
@@ -226,6 +227,14 @@ if (( PORTAGE_WARMUP > 0 )); then
   done
 fi
 
+# switches PID -> "voluntary involuntary" context switches so far of every thread of PID and its
+# children (for PERF_STAT: an involuntary one is a preemption, the thread had work left)
+switches() {
+  local p
+  for p in "$1" $(pgrep -P "$1" || true); do cat /proc/"$p"/task/*/status 2>/dev/null || true; done |
+    awk '/^voluntary_ctxt_switches/ {v += $2} /^nonvoluntary_ctxt_switches/ {n += $2} END {print v + 0, n + 0}'
+}
+
 # measure PROXY PATH CONNS ROUND -> one result line in $tmp/results:
 # path conns proxy rps p99ms proxy_cpu_s origin_cpu_s wrk_cpu_s t0 t1 requests round
 measure() {
@@ -238,7 +247,7 @@ measure() {
   p0=$(cputicks "$pid"); o0=$(cputicks "${PID[origin]}"); t0=$(date +%s.%N)
   if [[ -n ${PERF_STAT:-} ]]; then
     local all; all=$(echo "$pid" $(pgrep -P "$pid" || true) | tr ' ' ,)
-    read -r u0 s0 < <(cpusplit "$pid"); seg0=$(outsegs)
+    read -r u0 s0 < <(cpusplit "$pid"); seg0=$(outsegs); read -r v0 n0 < <(switches "$pid")
     perf stat -e raw_syscalls:sys_enter,context-switches,cpu-migrations,page-faults -p "$all" -o "$tmp/perf-$proxy-$path-$conns.txt" \
       -- sleep "$DURATION" >/dev/null 2>&1 &
     perf_pid=$!
@@ -246,7 +255,7 @@ measure() {
   # wrk in a subshell whose `times` reports the CPU of its child (wrk) on the last line
   out=$( (wrk "${args[@]}" -d"${DURATION}s" "$url"; times) )
   t1=$(date +%s.%N); p1=$(cputicks "$pid"); o1=$(cputicks "${PID[origin]}")
-  [[ -n ${PERF_STAT:-} ]] && wait "$perf_pid" && echo "$proxy $path $conns $(grep -o '[0-9,]* *\(raw_syscalls:sys_enter\|context-switches\|cpu-migrations\|page-faults\)' "$tmp/perf-$proxy-$path-$conns.txt" | tr -d , | awk '{printf "%s=%s ", $2, $1}') requests=$(grep -o '[0-9]* requests in' <<<"$out" | cut -d' ' -f1) $(read -r u1 s1 < <(cpusplit "$pid"); echo "user_ticks=$((u1 - u0)) system_ticks=$((s1 - s0))") tcp_segments=$(($(outsegs) - seg0))" >>"$tmp/perf.txt"
+  [[ -n ${PERF_STAT:-} ]] && wait "$perf_pid" && echo "$proxy $path $conns $(grep -o '[0-9,]* *\(raw_syscalls:sys_enter\|context-switches\|cpu-migrations\|page-faults\)' "$tmp/perf-$proxy-$path-$conns.txt" | tr -d , | awk '{printf "%s=%s ", $2, $1}') requests=$(grep -o '[0-9]* requests in' <<<"$out" | cut -d' ' -f1) $(read -r u1 s1 < <(cpusplit "$pid"); echo "user_ticks=$((u1 - u0)) system_ticks=$((s1 - s0))") $(read -r v1 n1 < <(switches "$pid"); echo "voluntary_switches=$((v1 - v0)) involuntary_switches=$((n1 - n0))") tcp_segments=$(($(outsegs) - seg0))" >>"$tmp/perf.txt"
   printf '## %s %s -c%s\n%s\n' "$proxy" "$path" "$conns" "$out" >>"$tmp/wrk.log"
   if grep -q "Non-2xx\|Socket errors" <<<"$out"; then echo "errors on $proxy $path -c$conns: $(grep 'Non-2xx\|Socket errors' <<<"$out")" >&2; fi
   python3 - "$out" "$proxy" "$path" "$conns" "$((p1 - p0))" "$((o1 - o0))" "$HZ" "$t0" "$t1" "$round" >>"$tmp/results" <<'PY'
