@@ -194,14 +194,11 @@ proxy_port() { # proxy_port PROXY PATH
 }
 proxy_pid() { [[ $1 == portage ]] && echo "${PID[$2]}" || echo "${PID[$1]}"; }
 
-# cputicks PID -> user+system clock ticks of PID and its children (nginx's workers)
-cputicks() {
-  local t=0 p
-  for p in "$1" $(pgrep -P "$1" || true); do
-    t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
-  done
-  echo "$t"
-}
+# family PID -> PID and its children (nginx's workers)
+family() { echo "$1" $(pgrep -P "$1" || true); }
+
+# cputicks PID -> user+system clock ticks of PID and its children
+cputicks() { local u s; read -r u s < <(cpusplit "$1"); echo $((u + s)); }
 HZ=$(getconf CLK_TCK)
 # outsegs -> TCP segments sent by the whole host so far (/proc/net/snmp Tcp OutSegs; for PERF_STAT:
 # every process of a run talks over loopback, so the delta over a run is its packets)
@@ -209,14 +206,22 @@ outsegs() {
   awk '/^Tcp:/ { if (!n) { for (i = 1; i <= NF; i++) if ($i == "OutSegs") n = i } else print $n }' /proc/net/snmp
 }
 
-# cpusplit PID -> "user system" clock ticks of PID and its children (for PERF_STAT)
+# cpusplit PID -> "user system" clock ticks of PID and its children
 cpusplit() {
   local u=0 s=0 p
-  for p in "$1" $(pgrep -P "$1" || true); do
+  for p in $(family "$1"); do
     read -r pu ps < <(awk '{print $14, $15}' "/proc/$p/stat" 2>/dev/null || echo 0 0)
     u=$((u + pu)); s=$((s + ps))
   done
   echo "$u $s"
+}
+
+# switches PID -> "voluntary involuntary" context switches so far of every thread of PID and its
+# children (for PERF_STAT: an involuntary one is a preemption, the thread had work left)
+switches() {
+  local p
+  for p in $(family "$1"); do cat /proc/"$p"/task/*/status 2>/dev/null || true; done |
+    awk '/^voluntary_ctxt_switches/ {v += $2} /^nonvoluntary_ctxt_switches/ {n += $2} END {print v + 0, n + 0}'
 }
 
 # Portage JVM warm-up (nginx and HAProxy need none; everyone still gets WARMUP before each run).
@@ -226,14 +231,6 @@ if (( PORTAGE_WARMUP > 0 )); then
       "http://127.0.0.1:$(proxy_port portage "$path")$(path_url "$path")" >/dev/null 2>&1 || true
   done
 fi
-
-# switches PID -> "voluntary involuntary" context switches so far of every thread of PID and its
-# children (for PERF_STAT: an involuntary one is a preemption, the thread had work left)
-switches() {
-  local p
-  for p in "$1" $(pgrep -P "$1" || true); do cat /proc/"$p"/task/*/status 2>/dev/null || true; done |
-    awk '/^voluntary_ctxt_switches/ {v += $2} /^nonvoluntary_ctxt_switches/ {n += $2} END {print v + 0, n + 0}'
-}
 
 # measure PROXY PATH CONNS ROUND -> one result line in $tmp/results:
 # path conns proxy rps p99ms proxy_cpu_s origin_cpu_s wrk_cpu_s t0 t1 requests round
@@ -246,7 +243,7 @@ measure() {
   local p0 o0 p1 o1 t0 t1 perf_pid seg0
   p0=$(cputicks "$pid"); o0=$(cputicks "${PID[origin]}"); t0=$(date +%s.%N)
   if [[ -n ${PERF_STAT:-} ]]; then
-    local all; all=$(echo "$pid" $(pgrep -P "$pid" || true) | tr ' ' ,)
+    local all; all=$(family "$pid" | tr ' ' ,)
     read -r u0 s0 < <(cpusplit "$pid"); seg0=$(outsegs); read -r v0 n0 < <(switches "$pid")
     perf stat -e raw_syscalls:sys_enter,context-switches,cpu-migrations,page-faults -p "$all" -o "$tmp/perf-$proxy-$path-$conns.txt" \
       -- sleep "$DURATION" >/dev/null 2>&1 &

@@ -39,6 +39,9 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.SocketAddress;
 import java.net.UnixDomainSocketAddress;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -236,9 +239,9 @@ public enum NettyTransport {
   /**
    * The transport of the edge hub's HTTP proxy: io_uring where the kernel allows it and its native
    * library loads, else {@link #best()}'s NIO; {@code -Dportage.transport} names another. io_uring
-   * needs about one system call per ten proxied requests where epoll and NIO need four or five: the
-   * hub relaying small HTTP responses spent about a third less CPU per request on it
-   * (docs/benchmarks-l7.md). A kernel or container that forbids io_uring (a seccomp profile,
+   * hands a whole loop's reads and writes to the kernel at once, under one system call per proxied
+   * request where epoll and NIO need about four: the hub relaying small HTTP responses spent about a
+   * third less CPU per request on it (docs/benchmarks-l7.md). A kernel or container that forbids io_uring (a seccomp profile,
    * {@code kernel.io_uring_disabled}) makes Netty report it unavailable.
    */
   public static NettyTransport bestForHttp() {
@@ -258,39 +261,36 @@ public enum NettyTransport {
   }
 
   static NettyTransport chooseForHttp(String requested) {
-    if (requested != null) {
-      return choose(requested);
-    }
-    if (IO_URING.isAvailable()) {
-      log.info("Netty transport for HTTP: io_uring");
-      return IO_URING;
-    }
-    log.info("Netty transport for HTTP: nio (io_uring unavailable: {})", causeOf(IO_URING));
-    return NIO;
+    return requested != null ? choose(requested) : firstAvailable("for HTTP", IO_URING, NIO);
   }
 
   static NettyTransport chooseWithoutHalfClose(String requested) {
-    if (requested != null) {
-      return choose(requested);
-    }
-    if (IO_URING.isAvailable()) {
-      log.info("Netty transport without half-close: io_uring");
-      return IO_URING;
-    }
-    if (EPOLL.isAvailable()) {
-      log.info(
-          "Netty transport without half-close: epoll (io_uring unavailable: {})", causeOf(IO_URING));
-      return EPOLL;
-    }
-    log.info(
-        "Netty transport without half-close: nio (io_uring and epoll unavailable: {})",
-        causeOf(EPOLL));
-    return NIO;
+    return requested != null
+        ? choose(requested)
+        : firstAvailable("without half-close", IO_URING, EPOLL, NIO);
   }
 
-  /** The reason as text, so the log line stays one line (a throwable argument prints its trace). */
-  private static String causeOf(NettyTransport transport) {
-    return String.valueOf(transport.unavailabilityCause());
+  /**
+   * The first of {@code preference} (ending with NIO, always available) that works here, logged
+   * once at INFO with why the ones before it do not.
+   */
+  private static NettyTransport firstAvailable(String use, NettyTransport... preference) {
+    List<String> skipped = new ArrayList<>();
+    for (NettyTransport t : preference) {
+      if (t.isAvailable()) {
+        log.info("Netty transport {}: {}{}", use, t.propertyValue(),
+            skipped.isEmpty() ? "" : " (" + String.join("; ", skipped) + ")");
+        return t;
+      }
+      // The cause as text: the line stays one line (a throwable argument prints its trace).
+      skipped.add(t.propertyValue() + " unavailable: " + t.unavailabilityCause());
+    }
+    throw new IllegalStateException("no Netty transport available " + use);
+  }
+
+  /** The name {@link #TRANSPORT_PROPERTY} gives this transport: nio, epoll or io_uring. */
+  private String propertyValue() {
+    return name().toLowerCase(Locale.ROOT);
   }
 
   static NettyTransport choose(String requested) {
