@@ -224,6 +224,18 @@ switches() {
     awk '/^voluntary_ctxt_switches/ {v += $2} /^nonvoluntary_ctxt_switches/ {n += $2} END {print v + 0, n + 0}'
 }
 
+# workerticks PID -> "pid:ticks" (user+system) of each child of PID (nginx's workers)
+workerticks() { local w; for w in $(pgrep -P "$1" || true); do echo -n "$w:$(awk '{print $14 + $15}' "/proc/$w/stat" 2>/dev/null || echo 0) "; done; }
+# busiest BEFORE AFTER -> the largest share one worker had of the ticks between two workerticks
+# (for PERF_STAT: a proxy that holds most of its origin connections on one origin worker makes
+# that worker the bottleneck; 0.50 is an even split over two workers)
+busiest() {
+  python3 -c 'import sys
+a = dict(x.split(":") for x in sys.argv[1].split())
+d = [int(t) - int(a.get(w, t)) for w, t in (x.split(":") for x in sys.argv[2].split())]
+print("%.2f" % (max(d) / sum(d)) if sum(d) > 0 else "n/a")' "$1" "$2"
+}
+
 # Portage JVM warm-up (nginx and HAProxy need none; everyone still gets WARMUP before each run).
 if (( PORTAGE_WARMUP > 0 )); then
   for path in $PATHS; do
@@ -240,11 +252,11 @@ measure() {
   hdr=$(path_hdr "$path"); url="http://127.0.0.1:$port$(path_url "$path")"
   local args=(-t"$THREADS" -c"$conns" --latency -H "$hdr")
   wrk "${args[@]}" -d"${WARMUP}s" "$url" >/dev/null 2>&1 || true
-  local p0 o0 p1 o1 t0 t1 perf_pid seg0
+  local p0 o0 p1 o1 t0 t1 perf_pid seg0 w0
   p0=$(cputicks "$pid"); o0=$(cputicks "${PID[origin]}"); t0=$(date +%s.%N)
   if [[ -n ${PERF_STAT:-} ]]; then
     local all; all=$(family "$pid" | tr ' ' ,)
-    read -r u0 s0 < <(cpusplit "$pid"); seg0=$(outsegs); read -r v0 n0 < <(switches "$pid")
+    read -r u0 s0 < <(cpusplit "$pid"); seg0=$(outsegs); read -r v0 n0 < <(switches "$pid"); w0=$(workerticks "${PID[origin]}")
     perf stat -e raw_syscalls:sys_enter,context-switches,cpu-migrations,page-faults -p "$all" -o "$tmp/perf-$proxy-$path-$conns.txt" \
       -- sleep "$DURATION" >/dev/null 2>&1 &
     perf_pid=$!
@@ -252,7 +264,7 @@ measure() {
   # wrk in a subshell whose `times` reports the CPU of its child (wrk) on the last line
   out=$( (wrk "${args[@]}" -d"${DURATION}s" "$url"; times) )
   t1=$(date +%s.%N); p1=$(cputicks "$pid"); o1=$(cputicks "${PID[origin]}")
-  [[ -n ${PERF_STAT:-} ]] && wait "$perf_pid" && echo "$proxy $path $conns $(grep -o '[0-9,]* *\(raw_syscalls:sys_enter\|context-switches\|cpu-migrations\|page-faults\)' "$tmp/perf-$proxy-$path-$conns.txt" | tr -d , | awk '{printf "%s=%s ", $2, $1}') requests=$(grep -o '[0-9]* requests in' <<<"$out" | cut -d' ' -f1) $(read -r u1 s1 < <(cpusplit "$pid"); echo "user_ticks=$((u1 - u0)) system_ticks=$((s1 - s0))") $(read -r v1 n1 < <(switches "$pid"); echo "voluntary_switches=$((v1 - v0)) involuntary_switches=$((n1 - n0))") tcp_segments=$(($(outsegs) - seg0))" >>"$tmp/perf.txt"
+  [[ -n ${PERF_STAT:-} ]] && wait "$perf_pid" && echo "$proxy $path $conns $(grep -o '[0-9,]* *\(raw_syscalls:sys_enter\|context-switches\|cpu-migrations\|page-faults\)' "$tmp/perf-$proxy-$path-$conns.txt" | tr -d , | awk '{printf "%s=%s ", $2, $1}') requests=$(grep -o '[0-9]* requests in' <<<"$out" | cut -d' ' -f1) $(read -r u1 s1 < <(cpusplit "$pid"); echo "user_ticks=$((u1 - u0)) system_ticks=$((s1 - s0))") $(read -r v1 n1 < <(switches "$pid"); echo "voluntary_switches=$((v1 - v0)) involuntary_switches=$((n1 - n0))") tcp_segments=$(($(outsegs) - seg0)) origin_busiest=$(busiest "$w0" "$(workerticks "${PID[origin]}")")" >>"$tmp/perf.txt"
   printf '## %s %s -c%s\n%s\n' "$proxy" "$path" "$conns" "$out" >>"$tmp/wrk.log"
   if grep -q "Non-2xx\|Socket errors" <<<"$out"; then echo "errors on $proxy $path -c$conns: $(grep 'Non-2xx\|Socket errors' <<<"$out")" >&2; fi
   python3 - "$out" "$proxy" "$path" "$conns" "$((p1 - p0))" "$((o1 - o0))" "$HZ" "$t0" "$t1" "$round" >>"$tmp/results" <<'PY'
