@@ -225,7 +225,7 @@ switches() {
 }
 
 # workerticks PID -> "pid:ticks" (user+system) of each child of PID (nginx's workers)
-workerticks() { local w; for w in $(pgrep -P "$1" || true); do echo -n "$w:$(awk '{print $14 + $15}' "/proc/$w/stat" 2>/dev/null || echo 0) "; done; }
+workerticks() { local w; for w in $(pgrep -P "$1" || true); do echo -n "$w:$(cputicks "$w") "; done; }
 # busiest BEFORE AFTER -> the largest share one worker had of the ticks between two workerticks
 # (for PERF_STAT: a proxy that holds most of its origin connections on one origin worker makes
 # that worker the bottleneck; 0.50 is an even split over two workers)
