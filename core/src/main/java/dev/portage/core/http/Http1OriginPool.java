@@ -24,7 +24,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * a scheduler slice. At most {@code maxIdle} connections are kept idle over all loops. Each
  * connection's pipeline is fixed (codec + {@link ExchangeSlot}); idle connections keep a read
  * pending so a close by the origin is noticed at once; anything else they receive is a protocol
- * error that closes them. Thread-safe.
+ * error that closes them. A connection that has carried {@code maxExchanges} exchanges is closed
+ * after the last one (as nginx does upstream): a multi-process origin such as nginx deals
+ * connections to its workers as they are accepted, and a pool that kept the ones it opened in one
+ * burst for its whole life could leave one worker with most of the load. A new connection goes to
+ * the worker that is free to accept it, so the load spreads out again. Thread-safe.
  *
  * <p>Each loop's idle connections are a stack only that loop touches: a lease or a release on the
  * caller's own loop takes no lock and allocates nothing but the lease's handle. The limit over all
@@ -37,6 +41,7 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
   private final HttpClientPool owner;
   private final HttpClientPool.OriginKey key;
   private final InetSocketAddress origin;
+  private final int maxExchanges; // per connection; 0: no limit
   private final AtomicInteger permits; // idle places no loop holds
   private volatile boolean starved; // a loop closed a reusable connection for want of a permit
   private volatile LoopIdle[] loops = new LoopIdle[0]; // copy-on-write; one per loop leased on
@@ -44,10 +49,12 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
   private int connecting; // guarded by this: connections being made, not yet in the open set
   private boolean retired; // guarded by this: expiry found the pool empty; it opens nothing more
 
-  Http1OriginPool(HttpClientPool owner, HttpClientPool.OriginKey key, int maxIdle) {
+  Http1OriginPool(
+      HttpClientPool owner, HttpClientPool.OriginKey key, int maxIdle, int maxExchanges) {
     this.owner = owner;
     this.key = key;
     this.origin = key.address();
+    this.maxExchanges = maxExchanges;
     this.permits = new AtomicInteger(maxIdle);
   }
 
@@ -288,6 +295,7 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
     HttpStream lease; // on the loop; null while idle
     long idleSinceNanos; // on the loop
     int idleAt = -1; // on the loop: index in home's stack, -1 when not idle
+    int exchanges; // on the loop: leases so far
 
     Connection(Channel channel, ExchangeSlot slot, LoopIdle home) {
       super(channel, HttpProtocol.HTTP_1_1, Http1OriginPool.this.origin, slot);
@@ -298,6 +306,7 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
     HttpStream lease(boolean reused) {
       HttpStream s = new HttpStream(this, reused);
       lease = s;
+      exchanges++;
       return s;
     }
 
@@ -321,7 +330,17 @@ final class Http1OriginPool implements HttpClientPool.OriginPool {
           p.remove(HttpStream.READER_NAME);
         }
       }
-      if (!reusable || owner.isClosed() || !channel.isActive() || !mayKeep(home)) {
+      if (!reusable || owner.isClosed() || !channel.isActive()) {
+        channel.close();
+        return;
+      }
+      if (exchanges == maxExchanges) {
+        owner.debug("HTTP/1.1 connection {} to {} closed after {} exchanges", channel.id(), origin,
+            exchanges);
+        channel.close();
+        return;
+      }
+      if (!mayKeep(home)) {
         channel.close();
         return;
       }

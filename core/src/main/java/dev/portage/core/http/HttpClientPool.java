@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * Client connections to HTTP origins, pooled per origin address and protocol: HTTP/1.1 keep-alive
  * connections (one exchange at a time each, leased only to callers on the event loop they are
  * registered on; at most {@code maxIdlePerOrigin} kept idle, each closed after {@code idleTimeout}
- * unused) and one multiplexed h2c connection per origin (replaced when it closes or goes away,
+ * unused or after {@code maxExchangesPerConnection} exchanges) and one multiplexed h2c connection per origin (replaced when it closes or goes away,
  * closed after {@code idleTimeout} without streams). Every connection has {@code TCP_NODELAY} set.
  * Idle expiry is started by the injected scheduler; HTTP/1.1 connections expire on their own event
  * loop. Thread-safe.
@@ -36,6 +36,7 @@ import org.slf4j.LoggerFactory;
  *   <tr><th>option</th><th>default</th></tr>
  *   <tr><td>maxIdlePerOrigin</td><td>256 (over all event loops)</td></tr>
  *   <tr><td>idleTimeout</td><td>60 s</td></tr>
+ *   <tr><td>maxExchangesPerConnection</td><td>1,000 (nginx's upstream default)</td></tr>
  *   <tr><td>connectTimeout</td><td>5 s</td></tr>
  * </table>
  */
@@ -46,6 +47,7 @@ public final class HttpClientPool implements AutoCloseable {
   private final EventLoopGroup group;
   private final TimeSource time;
   private final int maxIdlePerOrigin;
+  private final int maxExchangesPerConnection;
   private final long idleTimeoutNanos;
   private final int connectTimeoutMillis;
   private final SslContext sslContext; // null: cleartext
@@ -69,6 +71,7 @@ public final class HttpClientPool implements AutoCloseable {
     this.group = b.group;
     this.time = b.time;
     this.maxIdlePerOrigin = b.maxIdlePerOrigin;
+    this.maxExchangesPerConnection = b.maxExchangesPerConnection;
     this.idleTimeoutNanos = b.idleTimeout.toNanos();
     this.connectTimeoutMillis = (int) Math.min(Integer.MAX_VALUE, b.connectTimeout.toMillis());
     this.sslContext = b.sslContext;
@@ -146,7 +149,7 @@ public final class HttpClientPool implements AutoCloseable {
               key,
               k ->
                   protocol == HttpProtocol.HTTP_1_1
-                      ? new Http1OriginPool(this, k, maxIdlePerOrigin)
+                      ? new Http1OriginPool(this, k, maxIdlePerOrigin, maxExchangesPerConnection)
                       : new H2OriginPool(this, k));
     }
     if (!remembered(key)) {
@@ -296,6 +299,7 @@ public final class HttpClientPool implements AutoCloseable {
     private final EventLoopGroup group;
     private final TimeSource time;
     private int maxIdlePerOrigin = 256;
+    private int maxExchangesPerConnection = 1_000;
     private Duration idleTimeout = Duration.ofSeconds(60);
     private Duration connectTimeout = Duration.ofSeconds(5);
     private SslContext sslContext;
@@ -316,6 +320,22 @@ public final class HttpClientPool implements AutoCloseable {
         throw new IllegalArgumentException("maxIdlePerOrigin: " + max + " (expected: >= 0)");
       }
       this.maxIdlePerOrigin = max;
+      return this;
+    }
+
+    /**
+     * Exchanges an HTTP/1.1 connection carries before it is closed ({@code >= 0}; 0: no limit). A
+     * multi-process origin (nginx with a worker per core) hands each new connection to whichever
+     * worker accepts it; a pool that never replaced its connections could keep most of them on one
+     * worker for good, and that worker then sets the pace. Replacing one now and then lets the
+     * origin spread them again, at one connect per this many exchanges.
+     */
+    public Builder maxExchangesPerConnection(int max) {
+      if (max < 0) {
+        throw new IllegalArgumentException(
+            "maxExchangesPerConnection: " + max + " (expected: >= 0)");
+      }
+      this.maxExchangesPerConnection = max;
       return this;
     }
 

@@ -8,6 +8,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.portage.core.net.NettyTransport;
 import dev.portage.core.time.FakeClock;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
@@ -29,7 +30,10 @@ import java.net.Socket;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -208,6 +212,42 @@ class HttpClientPoolTest {
   }
 
   @Test
+  void aConnectionIsReplacedAfterItsLastAllowedExchange() throws Exception {
+    pool.close();
+    pool = HttpClientPool.builder(group, clock.timeSource()).maxExchangesPerConnection(2).build();
+    List<Channel> used = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      HttpStream s = acquire(loopA);
+      assertThat(exchange(s, "/" + i)).isEqualTo("hello /" + i);
+      used.add(s.channel());
+      s.release();
+      if (i % 2 == 1) { // its connection's second exchange: the connection closes
+        await().atMost(Duration.ofSeconds(10)).until(() -> !s.channel().isOpen());
+      }
+    }
+    // Exchanges 1-2, 3-4 and 5 ran on three connections.
+    assertThat(used.get(1)).isSameAs(used.get(0));
+    assertThat(used.get(3)).isSameAs(used.get(2));
+    assertThat(new HashSet<>(used)).hasSize(3);
+    await().atMost(Duration.ofSeconds(10)).until(() -> pool.openConnections() == 1);
+    assertThat(pool.idleConnections()).isEqualTo(1);
+  }
+
+  @Test
+  void withoutALimitAConnectionCarriesEveryExchange() throws Exception {
+    pool.close();
+    pool = HttpClientPool.builder(group, clock.timeSource()).maxExchangesPerConnection(0).build();
+    Set<Channel> used = new HashSet<>();
+    for (int i = 0; i < 1_200; i++) {
+      HttpStream s = acquire(loopA);
+      assertThat(exchange(s, "/" + i)).isEqualTo("hello /" + i);
+      used.add(s.channel());
+      s.release();
+    }
+    assertThat(used).hasSize(1);
+  }
+
+  @Test
   void abortedStreamClosesItsConnection() throws Exception {
     HttpStream s = acquire(loopA);
     s.abort();
@@ -247,7 +287,7 @@ class HttpClientPoolTest {
     // A caller that found an origin's pool just before a sweep retired it (the race the retire
     // closes): in-loop it is told to look again; off-loop its lease goes to the current pool.
     HttpClientPool.OriginKey key = new HttpClientPool.OriginKey(address, HttpProtocol.HTTP_1_1);
-    Http1OriginPool retired = new Http1OriginPool(pool, key, 4);
+    Http1OriginPool retired = new Http1OriginPool(pool, key, 4, 0);
     assertThat(retired.expireIdle(clock.timeSource().ticker().nanoTime(), 1)).isTrue();
 
     assertThat(onLoop(loopA, () -> retired.acquire(loopA))).isNull();
@@ -389,6 +429,8 @@ class HttpClientPoolTest {
     HttpClientPool.Builder b = HttpClientPool.builder(group, clock.timeSource());
     assertThatThrownBy(() -> b.maxIdlePerOrigin(-1))
         .hasMessage("maxIdlePerOrigin: -1 (expected: >= 0)");
+    assertThatThrownBy(() -> b.maxExchangesPerConnection(-1))
+        .hasMessage("maxExchangesPerConnection: -1 (expected: >= 0)");
     assertThatThrownBy(() -> b.idleTimeout(Duration.ZERO))
         .hasMessage("idleTimeout: PT0S (expected: > 0)");
     assertThatThrownBy(() -> b.connectTimeout(Duration.ofSeconds(-1)))
