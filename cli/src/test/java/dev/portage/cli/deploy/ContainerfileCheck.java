@@ -15,6 +15,9 @@ import java.util.regex.Pattern;
 final class ContainerfileCheck {
   static final String BUILD_COMMAND = "mvn -B -ntp -pl cli -am package -DskipTests";
   static final String JAR = "cli/target/portage.jar";
+  /** The JVM options bin/portage gives every Java version; the image's ENTRYPOINT must carry them too. */
+  static final List<String> JVM_DEFAULTS =
+      List.of("--enable-native-access=ALL-UNNAMED", "-XX:PerMethodTrapLimit=0", "-XX:PerBytecodeTrapLimit=0");
 
   private static final Pattern FROM = Pattern.compile("(\\S+)(?:\\s+AS\\s+(\\S+))?", Pattern.CASE_INSENSITIVE);
   /** Java feature version in an image tag: maven:3.9-eclipse-temurin-21, eclipse-temurin:21-jre, ...-jdk-25. */
@@ -78,8 +81,10 @@ final class ContainerfileCheck {
         if (!argv.get(0).equals("java") || jar < 0 || jar + 1 >= argv.size() || !argv.get(jar + 1).equals(jarInImage)) {
           problems.add(name + ":" + ep.line() + ": ENTRYPOINT " + argv + " (expected: java ... -jar " + jarInImage + ")");
         }
-        if (!argv.contains("--enable-native-access=ALL-UNNAMED")) {
-          problems.add(name + ":" + ep.line() + ": ENTRYPOINT lacks --enable-native-access=ALL-UNNAMED (Netty's native transport on JDK 22+)");
+        for (String option : JVM_DEFAULTS) {
+          if (!argv.contains(option)) {
+            problems.add(name + ":" + ep.line() + ": ENTRYPOINT lacks " + option + " (bin/portage's JVM defaults: Netty's native transport on JDK 22+, no JIT traps on rare branches)");
+          }
         }
       }
     }
