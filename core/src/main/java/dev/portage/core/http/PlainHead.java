@@ -257,8 +257,12 @@ final class PlainHead {
         if (a[p + 1] != '\n') {
           return -1;
         }
-        // Every value is a String made from ISO-8859-1 bytes: chars below 256 only.
-        parsed = new ParsedHeaders(Arrays.copyOf(pairs, 2 * index), index, hopByHop, tokens,
+        // Every value is a String made from ISO-8859-1 bytes: chars below 256 only. A request gets
+        // room for two more headers: a relay adds one or two to nearly every request it forwards
+        // (the hub a GET's Content-Length and its credentials), and growing the array copied it
+        // whole at twice its size. Responses are passed on as they came.
+        int room = request ? 4 : 0;
+        parsed = new ParsedHeaders(Arrays.copyOf(pairs, 2 * index + room), index, hopByHop, tokens,
             request ? -1 : contentLength, ParsedHeaders.below(index));
         return p + 2;
       }
