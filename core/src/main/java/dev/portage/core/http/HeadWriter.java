@@ -1,5 +1,6 @@
 package dev.portage.core.http;
 
+import dev.portage.core.net.ScratchBytes;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -9,7 +10,6 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.AsciiString;
-import io.netty.util.concurrent.FastThreadLocal;
 import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
 import java.util.Map;
@@ -46,13 +46,7 @@ final class HeadWriter {
   /** Larger than nearly every head; larger ones are written in several pieces. */
   static final int SCRATCH_SIZE = 4096;
 
-  private static final FastThreadLocal<byte[]> SCRATCH =
-      new FastThreadLocal<>() {
-        @Override
-        protected byte[] initialValue() {
-          return new byte[SCRATCH_SIZE];
-        }
-      };
+  private static final ScratchBytes SCRATCH = new ScratchBytes(SCRATCH_SIZE);
 
   private static final byte[] HTTP_1_1_200_OK =
       "HTTP/1.1 200 OK\r\n".getBytes(StandardCharsets.US_ASCII);

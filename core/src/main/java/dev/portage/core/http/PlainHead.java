@@ -1,5 +1,6 @@
 package dev.portage.core.http;
 
+import dev.portage.core.net.ScratchBytes;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpResponse;
@@ -10,7 +11,6 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.AsciiString;
-import io.netty.util.concurrent.FastThreadLocal;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
@@ -45,13 +45,7 @@ final class PlainHead {
   private static final int REMEMBERED = 32;
 
   /** Per event loop thread: the copy of a head read from a direct buffer; nothing outlives a parse. */
-  private static final FastThreadLocal<byte[]> SCRATCH =
-      new FastThreadLocal<>() {
-        @Override
-        protected byte[] initialValue() {
-          return new byte[MAX_LINE + MAX_HEADERS];
-        }
-      };
+  private static final ScratchBytes SCRATCH = new ScratchBytes(MAX_LINE + MAX_HEADERS);
 
   private static final boolean[] TOKEN = new boolean[256];
 

@@ -1,5 +1,6 @@
 package dev.portage.hub.remote;
 
+import dev.portage.core.net.ScratchBytes;
 import dev.portage.hub.cache.DiscoveryDocument;
 import dev.portage.hub.cache.JsonObjectSplitter;
 import dev.portage.hub.cache.ResponseCacher;
@@ -7,7 +8,6 @@ import dev.portage.hub.codec.Encoding;
 import dev.portage.hub.codec.WatchFrameSplitter;
 import dev.portage.hub.proxy.RequestInfo;
 import io.netty.buffer.ByteBuf;
-import io.netty.util.concurrent.FastThreadLocal;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -40,13 +40,7 @@ final class ResponseTee {
   static final int CHECKSUM_SCRATCH_SIZE = 8192;
 
   /** Per thread: the copy a direct buffer's bytes are checksummed from; nothing outlives a call. */
-  private static final FastThreadLocal<byte[]> CHECKSUM_SCRATCH =
-      new FastThreadLocal<>() {
-        @Override
-        protected byte[] initialValue() {
-          return new byte[CHECKSUM_SCRATCH_SIZE];
-        }
-      };
+  private static final ScratchBytes CHECKSUM_SCRATCH = new ScratchBytes(CHECKSUM_SCRATCH_SIZE);
 
   private final RequestInfo info;
   private final ResponseCacher cacher;
