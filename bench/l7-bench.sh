@@ -382,6 +382,7 @@ for (path, conns, proxy), rs in groups.items():
 print()
 print("uptime after: " + after)
 if csv_dir:
+    os.makedirs(csv_dir, exist_ok=True)
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     load = "load %s -> %s" % (before.split("average:")[1].split(",")[0].strip(), after.split("average:")[1].split(",")[0].strip())
     order = ["portage", "nginx", "haproxy", "nginx-1w"]
