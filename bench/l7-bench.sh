@@ -44,6 +44,7 @@ PROXIES=${PROXIES:-nginx haproxy nginx-1w portage}
 PORTAGE_WARMUP=${PORTAGE_WARMUP:-20}
 ROUNDS=${ROUNDS:-1}
 BASE=${BASE_PORT:-27500}
+[[ -n ${CSV_DIR:-} ]] && mkdir -p "$CSV_DIR" # now, so a path it cannot make fails before the runs
 tmp=$(mktemp -d /tmp/portage-l7-bench.XXXXXX)
 chmod 755 "$tmp" # nginx workers (another user) serve files from here
 pids=()
@@ -382,7 +383,6 @@ for (path, conns, proxy), rs in groups.items():
 print()
 print("uptime after: " + after)
 if csv_dir:
-    os.makedirs(csv_dir, exist_ok=True)
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     load = "load %s -> %s" % (before.split("average:")[1].split(",")[0].strip(), after.split("average:")[1].split(",")[0].strip())
     order = ["portage", "nginx", "haproxy", "nginx-1w"]
