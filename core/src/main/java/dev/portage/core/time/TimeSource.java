@@ -1,8 +1,11 @@
 package dev.portage.core.time;
 
+import io.netty.util.concurrent.EventExecutor;
 import java.time.InstantSource;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The three faces of time a component needs, injected together: a {@link Ticker} for intervals, an
@@ -24,6 +27,21 @@ public record TimeSource(Ticker ticker, InstantSource wall, ScheduledExecutorSer
   /** Real time with the given scheduler for timers. */
   public static TimeSource system(ScheduledExecutorService scheduler) {
     return new TimeSource(Ticker.system(), InstantSource.system(), scheduler);
+  }
+
+  /**
+   * Runs {@code task} once after {@code delayNanos}, on {@code loop} when this is real time and
+   * {@code loop} is given and running, else on {@link #scheduler()}. For a timer per request
+   * (a route's timeout): a loop's own timer queue takes no lock and a cancel on the loop removes
+   * the task at once, where the shared scheduler's queue is one lock every loop takes twice per
+   * request; the task then runs on the loop that serves the request. Under a fake clock every timer
+   * stays on the scheduler the test drives.
+   */
+  public ScheduledFuture<?> scheduleOn(EventExecutor loop, Runnable task, long delayNanos) {
+    if (loop != null && ticker == Ticker.system() && !loop.isShuttingDown()) {
+      return loop.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+    }
+    return scheduler.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
   }
 
   /**

@@ -192,7 +192,7 @@ public final class Sidecar implements AutoCloseable {
     Duration failfast = config.failfastTimeout();
     EndpointDispatch dispatch = new EndpointDispatch(pool);
     return new RouteLayer(profiles, time.scheduler(), failfast,       // profile routes, first match wins
-        new TimeoutLayer(time.scheduler(), time.ticker(),             // per-route timeout from request start
+        new TimeoutLayer(time,                                        // per-route timeout from request start
             new RetryLayer(metrics,                                   // retryable routes, within the budget
                 new SplitLayer(random,                                // dst_overrides traffic split
                     new FailFastLayer(discovery, time.scheduler(), failfast, metrics, // wait for a ready endpoint, then 503

@@ -1,27 +1,24 @@
 package dev.portage.proxy.mesh;
 
-import dev.portage.core.time.Ticker;
+import dev.portage.core.time.TimeSource;
 import java.time.Duration;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Timeout layer: the route's timeout, counted from the request's start, bounds the wait for the
  * response head across every attempt. On expiry the client gets 504 and the request is cancelled,
- * which aborts the attempt in flight and stops retries. The timer runs on the injected scheduler;
- * a route without a timeout costs nothing here.
+ * which aborts the attempt in flight and stops retries. The timer runs on the request's event loop
+ * in real time ({@link TimeSource#scheduleOn}), on the injected scheduler under a fake clock; a
+ * route without a timeout costs nothing here.
  */
 final class TimeoutLayer implements Service {
 
-  private final ScheduledExecutorService scheduler;
-  private final Ticker ticker;
+  private final TimeSource time;
   private final Service inner;
 
-  TimeoutLayer(ScheduledExecutorService scheduler, Ticker ticker, Service inner) {
-    this.scheduler = scheduler;
-    this.ticker = ticker;
+  TimeoutLayer(TimeSource time, Service inner) {
+    this.time = time;
     this.inner = inner;
   }
 
@@ -32,9 +29,9 @@ final class TimeoutLayer implements Service {
       inner.call(r, reply);
       return;
     }
-    long remaining = Math.max(0, r.startNanos + timeout.toNanos() - ticker.nanoTime());
+    long remaining = Math.max(0, r.startNanos + timeout.toNanos() - time.ticker().nanoTime());
     Deadline deadline = new Deadline(r, timeout, reply);
-    deadline.timer = scheduler.schedule(deadline, remaining, TimeUnit.NANOSECONDS);
+    deadline.timer = time.scheduleOn(r.loop, deadline, remaining);
     inner.call(r, deadline);
   }
 
