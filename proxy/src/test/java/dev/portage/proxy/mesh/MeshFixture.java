@@ -133,6 +133,14 @@ final class MeshFixture implements AutoCloseable {
     clock.advance(d);
   }
 
+  /** Waits until the sidecar holds {@code authority}'s profile with {@code n} routes. */
+  void awaitProfileRoutes(String authority, int n) {
+    org.awaitility.Awaitility.await().atMost(10, TimeUnit.SECONDS).until(() -> {
+      sidecar.profiles().get(authority);
+      return sidecar.profiles().peek(authority).routes().size() == n;
+    });
+  }
+
   static String authority(String svc) {
     return svc + "." + NS + ".svc.cluster.local:8080";
   }

@@ -2,7 +2,6 @@ package dev.portage.proxy.mesh;
 
 import static dev.portage.proxy.mesh.MeshFixture.authority;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.portage.core.time.TimeSource;
 import java.util.concurrent.CountDownLatch;
@@ -57,10 +56,7 @@ class RouteTimeoutInRealTimeTest {
           condition: {method: GET, pathRegex: /fast}
           timeout: 30s
         """);
-    await().atMost(10, TimeUnit.SECONDS).until(() -> {
-      mesh.sidecar.profiles().get(WEB);
-      return mesh.sidecar.profiles().peek(WEB).routes().size() == 2;
-    });
+    mesh.awaitProfileRoutes(WEB, 2);
     long scheduledBefore = ((ScheduledThreadPoolExecutor) timer).getTaskCount();
 
     for (int i = 0; i < 50; i++) {

@@ -382,10 +382,7 @@ class SidecarIntegrationTest {
   }
 
   private void awaitProfileRoutes(int n) {
-    await().atMost(10, TimeUnit.SECONDS).until(() -> {
-      mesh.sidecar.profiles().get(WEB);
-      return mesh.sidecar.profiles().peek(WEB).routes().size() == n;
-    });
+    mesh.awaitProfileRoutes(WEB, n);
   }
 
   private double metric(String name) {
