@@ -1,10 +1,9 @@
 package dev.portage.proxy.mesh;
 
+import dev.portage.core.time.TimeSource;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
@@ -12,14 +11,14 @@ import java.util.function.Function;
  * waits up to {@code timeout} for one (a new endpoint set, a reconnect, a probation). If none comes
  * the destination enters fail-fast: that request and every later one get 503 "service in fail-fast"
  * at once, until an endpoint is ready again. The layer below sends a request whose connect failed
- * back here. Timers run on the injected scheduler.
+ * back here. A waiting request's timer runs on its event loop ({@link TimeSource#scheduleOn}).
  */
 final class FailFastLayer implements Service {
 
   static final String BODY = "service in fail-fast";
 
   private final Discovery discovery;
-  private final ScheduledExecutorService scheduler;
+  private final TimeSource time;
   private final long timeoutNanos;
   private final SidecarMetrics metrics;
   private final BalanceLayer inner;
@@ -29,10 +28,10 @@ final class FailFastLayer implements Service {
 
   /** @param inner makes the layer below, given the service a failed connect requeues to (this) */
   FailFastLayer(
-      Discovery discovery, ScheduledExecutorService scheduler, Duration timeout, SidecarMetrics metrics,
+      Discovery discovery, TimeSource time, Duration timeout, SidecarMetrics metrics,
       Function<Service, BalanceLayer> inner) {
     this.discovery = discovery;
-    this.scheduler = scheduler;
+    this.time = time;
     this.timeoutNanos = timeout.toNanos();
     this.metrics = metrics;
     this.inner = inner.apply(this);
@@ -55,11 +54,11 @@ final class FailFastLayer implements Service {
 
   private void await(ProxyRequest r, Destination d, Reply reply) {
     CompletableFuture<Void> ready = new CompletableFuture<>();
-    ScheduledFuture<?> timer = scheduler.schedule(() -> {
+    ScheduledFuture<?> timer = time.scheduleOn(r.loop, () -> {
       if (ready.completeExceptionally(new ProxyException(503, BODY))) {
         d.enterFailFast();
       }
-    }, timeoutNanos, TimeUnit.NANOSECONDS);
+    }, timeoutNanos);
     CompletableFuture<Void> signal = d.whenReady();
     if (signal.isDone() && ++r.readyRechecks > READY_RECHECKS) {
       signal = d.nextReady(); // do not spin while readiness flickers: wait for the next change

@@ -1,10 +1,9 @@
 package dev.portage.proxy.mesh;
 
+import dev.portage.core.time.TimeSource;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Route layer: finds the destination's service profile (waiting for the first one at most {@code
@@ -14,13 +13,13 @@ import java.util.concurrent.TimeUnit;
 final class RouteLayer implements Service {
 
   private final Profiles profiles;
-  private final ScheduledExecutorService scheduler;
+  private final TimeSource time;
   private final long profileWaitNanos;
   private final Service inner;
 
-  RouteLayer(Profiles profiles, ScheduledExecutorService scheduler, Duration profileWait, Service inner) {
+  RouteLayer(Profiles profiles, TimeSource time, Duration profileWait, Service inner) {
     this.profiles = profiles;
-    this.scheduler = scheduler;
+    this.time = time;
     this.profileWaitNanos = profileWait.toNanos();
     this.inner = inner;
   }
@@ -41,7 +40,7 @@ final class RouteLayer implements Service {
     if (!profile.isDone()) {
       CompletableFuture<ProfileSnapshot> bounded = new CompletableFuture<>();
       ScheduledFuture<?> timer =
-          scheduler.schedule(() -> bounded.complete(ProfileSnapshot.DEFAULT), profileWaitNanos, TimeUnit.NANOSECONDS);
+          time.scheduleOn(r.loop, () -> bounded.complete(ProfileSnapshot.DEFAULT), profileWaitNanos);
       profile.thenAccept(p -> {
         timer.cancel(false);
         bounded.complete(p);

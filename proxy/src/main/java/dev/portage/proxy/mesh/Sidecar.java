@@ -191,11 +191,11 @@ public final class Sidecar implements AutoCloseable {
   private Service stack() {
     Duration failfast = config.failfastTimeout();
     EndpointDispatch dispatch = new EndpointDispatch(pool);
-    return new RouteLayer(profiles, time.scheduler(), failfast,       // profile routes, first match wins
+    return new RouteLayer(profiles, time, failfast,                   // profile routes, first match wins
         new TimeoutLayer(time,                                        // per-route timeout from request start
             new RetryLayer(metrics,                                   // retryable routes, within the budget
                 new SplitLayer(random,                                // dst_overrides traffic split
-                    new FailFastLayer(discovery, time.scheduler(), failfast, metrics, // wait for a ready endpoint, then 503
+                    new FailFastLayer(discovery, time, failfast, metrics,  // wait for a ready endpoint, then 503
                         requeue -> new BalanceLayer(time.ticker(), metrics, dispatch, // P2C over ready endpoints;
                             requeue))))));                                      // a failed connect goes around again
   }
