@@ -101,7 +101,9 @@ public final class RouteTimerCpuTime {
           : time.scheduler().schedule(expire, delay, TimeUnit.NANOSECONDS);
     }
     for (ScheduledFuture<?> f : ring) {
-      f.cancel(false);
+      if (f != null) { // fewer ops than slots
+        f.cancel(false);
+      }
     }
     return new double[] {
         (MX.getCurrentThreadCpuTime() - cpu) / (double) ops,
