@@ -51,6 +51,9 @@ pids=()
 
 # shellcheck source=processes.sh
 source "$root/bench/processes.sh"
+need nginx nginx # the origin, whatever PROXIES says
+need wrk wrk
+[[ " $PROXIES " != *" haproxy "* ]] || need haproxy haproxy
 
 P_ORIGIN=$BASE
 P_NG=$((BASE + 1)); P_NG1=$((BASE + 2)); P_HA=$((BASE + 3))

@@ -11,6 +11,12 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+need() { # need COMMAND PACKAGE: stops at once, naming the Debian package, when COMMAND is missing
+  command -v "$1" >/dev/null 2>&1 && return
+  echo "$(basename "$0"): $1 not found (Debian: apt-get install $2)" >&2
+  exit 1
+}
+
 bg() { # bg NAME CMD...: starts CMD in the background, logs to $tmp/NAME.log
   local name=$1; shift
   "$@" >"$tmp/$name.log" 2>&1 &

@@ -37,6 +37,20 @@ pids=()
 # shellcheck source=processes.sh
 source "$root/bench/processes.sh"
 
+# What each part runs, checked before anything starts (otherwise a missing one only shows as a port
+# that never opens).
+need nginx nginx
+need haproxy haproxy
+need wrk wrk
+need python3 python3
+if [[ " $PARTS " == *" l4 "* ]]; then
+  need iperf3 iperf3
+  # The L4 proxies are nginx `stream` servers: Debian ships that module in its own package.
+  [[ -f /usr/lib/nginx/modules/ngx_stream_module.so ]] || nginx -V 2>&1 | grep -q -- '--with-stream[^_]' ||
+    { echo "proxy-bench: nginx has no stream module (Debian: apt-get install libnginx-mod-stream)" >&2; exit 1; }
+fi
+[[ " $PARTS " != *" l7 "* ]] || need h2load nghttp2-client
+
 # Ports.
 P_NGINX=$BASE            # nginx static backend (L4 and L7 origin)
 P_IPERF=$((BASE + 1))    # iperf3 -s backend
