@@ -31,6 +31,7 @@ final class NetnsLab implements AutoCloseable {
 
   private final List<String> namespaces = new ArrayList<>();
   private final List<Process> processes = new ArrayList<>();
+  private final List<Path> logs = new ArrayList<>();
   private final Thread hook = new Thread(this::cleanUp, "netns-lab-cleanup");
   private final String prefix = "ptg" + ProcessHandle.current().pid() + "-";
 
@@ -186,6 +187,7 @@ final class NetnsLab implements AutoCloseable {
     Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     synchronized (processes) {
       processes.add(p);
+      logs.add(log);
     }
   }
 
@@ -233,6 +235,14 @@ final class NetnsLab implements AutoCloseable {
         }
       }
       processes.clear();
+      for (Path log : logs) {
+        try {
+          Files.deleteIfExists(log);
+        } catch (IOException e) {
+          System.err.println("netns lab: cannot delete " + log + ": " + e.getMessage());
+        }
+      }
+      logs.clear();
     }
     for (String ns : namespaces) {
       try {
