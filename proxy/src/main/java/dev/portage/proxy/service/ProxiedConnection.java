@@ -98,6 +98,7 @@ final class ProxiedConnection {
             .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
             .option(ChannelOption.TCP_NODELAY, true)
             .option(ChannelOption.RECVBUF_ALLOCATOR, context.reads())
+            .option(ChannelOption.ALLOCATOR, context.transport().allocator())
             .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.max(1, timeout.toMillis()))
             .handler(Idle.INSTANCE)
             .connect(choice.endpoint().target());

@@ -83,6 +83,7 @@ final class ServiceListener {
             // Netty's default too; explicit because a relay must never wait for Nagle + delayed ACK.
             .childOption(ChannelOption.TCP_NODELAY, true)
             .childOption(ChannelOption.RECVBUF_ALLOCATOR, context.reads())
+            .childOption(ChannelOption.ALLOCATOR, context.transport().allocator())
             .childHandler(
                 new ChannelInitializer<>() {
                   @Override
