@@ -69,19 +69,11 @@ final class RelayHandler extends ChannelInboundHandlerAdapter {
   private final Session session;
   private final Channel peer;
   private final LongConsumer bytesRelayed;
-  private final ChannelFutureListener closeOnWriteFailure;
 
   RelayHandler(Session session, Channel peer, LongConsumer bytesRelayed) {
     this.session = session;
     this.peer = peer;
     this.bytesRelayed = bytesRelayed;
-    this.closeOnWriteFailure =
-        future -> {
-          if (!future.isSuccess()) {
-            log.debug("Relay write to {} failed", future.channel(), future.cause());
-            session.closeBoth();
-          }
-        };
   }
 
   @Override
@@ -92,7 +84,9 @@ final class RelayHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     long bytes = readableBytes(msg);
-    peer.write(msg).addListener(closeOnWriteFailure);
+    // No promise and listener per read: a failed write fires exceptionCaught on the peer's pipeline,
+    // where the other direction's handler closes both (or a handler before it closes the peer).
+    peer.write(msg, peer.voidPromise());
     if (bytes > 0) {
       bytesRelayed.accept(bytes);
     }

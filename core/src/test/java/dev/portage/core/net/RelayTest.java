@@ -5,8 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.Test;
@@ -63,6 +68,29 @@ class RelayTest {
 
     assertThat(b.isOpen()).isFalse();
     assertThat(readText(b)).isEqualTo("bye");
+    assertThat(finish(a)).isFalse();
+    assertThat(finish(b)).isFalse();
+  }
+
+  @Test
+  void aWriteThePeerFailsClosesBothAndReleasesTheBuffer() {
+    Relay.between(a, b, aToB::add, bToA::add);
+    b.pipeline()
+        .addFirst(
+            new ChannelOutboundHandlerAdapter() {
+              @Override
+              public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+                ReferenceCountUtil.release(msg);
+                promise.setFailure(new IOException("Broken pipe"));
+              }
+            });
+    ByteBuf lost = Unpooled.copiedBuffer("lost", StandardCharsets.US_ASCII);
+
+    a.writeInbound(lost);
+
+    assertThat(lost.refCnt()).isZero();
+    assertThat(a.isOpen()).isFalse();
+    assertThat(b.isOpen()).isFalse();
     assertThat(finish(a)).isFalse();
     assertThat(finish(b)).isFalse();
   }
