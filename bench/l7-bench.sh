@@ -139,15 +139,7 @@ PID[haproxy]=${pids[-1]}
 bench_service "$tmp/cp" "$SVC_PORT" "$P_ORIGIN"
 
 # Allocation counters only: a JFR recording of jdk.ThreadAllocationStatistics every 100 ms.
-cat >"$tmp/alloc.jfc" <<'JFC'
-<?xml version="1.0" encoding="UTF-8"?>
-<configuration version="2.0" label="allocation counters">
-  <event name="jdk.ThreadAllocationStatistics">
-    <setting name="enabled">true</setting>
-    <setting name="period">100 ms</setting>
-  </event>
-</configuration>
-JFC
+alloc_jfc "$tmp/alloc.jfc"
 
 # PORTAGE overrides the launcher (e.g. PORTAGE="java -jar /path/portage.jar").
 read -r -a portage <<<"${PORTAGE:-$root/bin/portage}"

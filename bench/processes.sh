@@ -57,3 +57,15 @@ ports:
   - {name: http, protocol: TCP, port: $3}
 CP
 }
+
+alloc_jfc() { # alloc_jfc FILE: JFR settings that record only jdk.ThreadAllocationStatistics, every 100 ms
+  cat >"$1" <<'JFC'
+<?xml version="1.0" encoding="UTF-8"?>
+<configuration version="2.0" label="allocation counters">
+  <event name="jdk.ThreadAllocationStatistics">
+    <setting name="enabled">true</setting>
+    <setting name="period">100 ms</setting>
+  </event>
+</configuration>
+JFC
+}

@@ -50,12 +50,7 @@ services:
     listen: 127.0.0.1:27411
     endpoints: ["127.0.0.1:27401"]
 EP
-cat >"$tmp/alloc.jfc" <<'JFC'
-<?xml version="1.0" encoding="UTF-8"?>
-<configuration version="2.0" label="allocation counters">
-  <event name="jdk.ThreadAllocationStatistics"><setting name="enabled">true</setting><setting name="period">100 ms</setting></event>
-</configuration>
-JFC
+alloc_jfc "$tmp/alloc.jfc"
 bg nginx nginx -c "$tmp/nginx.conf" -p "$tmp"
 bg iperf3 iperf3 -s -p 27401
 wait_port 27400; wait_port 27401
