@@ -9,30 +9,20 @@
 #   JARS="base.jar new.jar" bench/service-proxy-ab.sh      # ROUNDS=3 DURATION=10 WARM=30
 #   EXTRA_<i>: JVM options of the i-th jar (0-based), e.g. EXTRA_1="-Dportage.transport=io_uring"
 #   BULK_FIRST=1: 10 s of iperf3 -P4 through each fresh proxy before its wrk warm-up
-#   JAVA=<a JDK 21+'s bin/java> (default: the JDK bin/portage would pick, else java on PATH)
+# Each proxy starts through bin/portage (PORTAGE_JAR=<the entry>), so it gets the JDK and JVM options
+# a user's gets.
 # Run it under the machine-wide benchmark lock: flock /tmp/portage-bench.lock bench/service-proxy-ab.sh
 set -euo pipefail
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 read -r -a jars <<<"${JARS:?JARS: the portage.jar builds to compare, space-separated}"
 ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10}; WARM=${WARM:-30}
-J=${JAVA:-}
-if [[ -z $J ]]; then # the last JDK 21+ under /usr/lib/jvm, else java on PATH
-  for c in /usr/lib/jvm/*/bin/java; do
-    "$c" -version 2>&1 | grep -qE 'version "(2[1-9]|[3-9][0-9])' && J=$c
-  done
-  J=${J:-java}
-fi
-jdk_bin=$(dirname "$(readlink -f "$(command -v "$J")")")
-# bin/portage's JVM defaults (see there); the Unsafe option exists from JDK 23 on.
-jvm_defaults=(--enable-native-access=ALL-UNNAMED -XX:PerMethodTrapLimit=0 -XX:PerBytecodeTrapLimit=0)
-"$J" --sun-misc-unsafe-memory-access=allow -version >/dev/null 2>&1 && jvm_defaults+=(--sun-misc-unsafe-memory-access=allow)
 tmp=$(mktemp -d /tmp/portage-service-proxy-ab.XXXXXX); chmod 755 "$tmp"; pids=()
 source "$root/bench/processes.sh"
 need nginx nginx
 need wrk wrk
 need iperf3 iperf3
 need python3 python3
-[[ -x $jdk_bin/jcmd && -x $jdk_bin/jfr ]] || { echo "service-proxy-ab.sh: $jdk_bin has no jcmd/jfr (a full JDK 21+ is needed)" >&2; exit 1; }
+for jar in "${jars[@]}"; do [[ -f $jar ]] || { echo "service-proxy-ab.sh: $jar is not a file" >&2; exit 1; }; done
 
 head -c 1024 /dev/urandom | base64 -w0 | head -c 1024 >"$tmp/index.html"; chmod 644 "$tmp/index.html"
 cat >"$tmp/nginx.conf" <<NG
@@ -60,10 +50,15 @@ hz=$(getconf CLK_TCK)
 
 run() { # run INDEX ROUND: one fresh service proxy from the INDEX-th jar, measured once
   local i=$1 r=$2 extra_var=EXTRA_$1
-  "$J" "${jvm_defaults[@]}" -Dio.netty.leakDetection.level=disabled ${!extra_var:-} -jar "${jars[$i]}" service-proxy \
-    --endpoints-file "$tmp/endpoints.yaml" --admin-port 27412 >"$tmp/sp-$i-$r.log" 2>&1 &
+  # bin/portage (its JDK, its JVM options) on the entry's jar; it execs java, so $! is the JVM.
+  PORTAGE_JAR="${jars[$i]}" PORTAGE_JAVA_OPTS="-Dio.netty.leakDetection.level=disabled ${!extra_var:-}" \
+    "$root/bin/portage" service-proxy --endpoints-file "$tmp/endpoints.yaml" --admin-port 27412 \
+    >"$tmp/sp-$i-$r.log" 2>&1 &
   local sp=$!; pids+=($sp)
   wait_port 27410
+  local jdk_bin
+  jdk_bin=$(dirname "$(readlink -f /proc/"$sp"/exe)")
+  [[ -x $jdk_bin/jcmd && -x $jdk_bin/jfr ]] || { echo "service-proxy-ab.sh: $jdk_bin has no jcmd/jfr (a full JDK 21+ is needed)" >&2; exit 1; }
   # The bulk listener by `ss`: a probe connection through it would reach iperf3's server as a test
   # that never starts, and the next client's test fails.
   for _ in $(seq 1 100); do [[ -n $(ss -ltnH 'sport = :27411') ]] && break; sleep 0.1; done

@@ -9,6 +9,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
+import java.util.jar.Attributes;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -52,6 +55,41 @@ class LauncherIT {
     assertThat(out).contains("portage ");
     int major = Integer.parseInt(out.replaceAll("(?s).*java (\\d+).*", "$1"));
     assertThat(major).isGreaterThanOrEqualTo(21);
+  }
+
+  @Test
+  void portageJarRunsThatJarInsteadOfBuildingTheProjects(@TempDir Path dir) throws Exception {
+    // A jar whose only content names a main class that does not exist: if the launcher runs it, the
+    // JVM says so; if it ignored PORTAGE_JAR it would print the project's version instead.
+    Path other = dir.resolve("other-build.jar");
+    Manifest manifest = new Manifest();
+    manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+    manifest.getMainAttributes().put(Attributes.Name.MAIN_CLASS, "other.build.Main");
+    try (JarOutputStream jar = new JarOutputStream(Files.newOutputStream(other), manifest)) {
+      // the manifest is the whole jar
+    }
+    ProcessBuilder pb = new ProcessBuilder("bash", LAUNCHER.toString(), "--version");
+    pb.environment().remove("JAVA_HOME");
+    pb.environment().put("PORTAGE_JAR", other.toString());
+    pb.redirectErrorStream(true);
+    Process p = pb.start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(out).contains("other.build.Main").doesNotContain("portage 0.").doesNotContain("building");
+    assertThat(p.exitValue()).isNotZero();
+  }
+
+  @Test
+  void aMissingPortageJarExitsWithOneClearLine(@TempDir Path dir) throws Exception {
+    ProcessBuilder pb = new ProcessBuilder("bash", LAUNCHER.toString(), "--version");
+    pb.environment().remove("JAVA_HOME");
+    pb.environment().put("PORTAGE_JAR", dir.resolve("missing.jar").toString());
+    Process p = pb.start();
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.exitValue()).isNotZero();
+    assertThat(err.strip().lines()).hasSize(1);
+    assertThat(err).contains("PORTAGE_JAR: " + dir.resolve("missing.jar") + " is not a file");
   }
 
   @Test
