@@ -11,6 +11,7 @@ import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,6 +58,11 @@ final class ProxiedConnection {
   /** The endpoint relayed to, or null while dialing. */
   String endpointId() {
     return endpointId;
+  }
+
+  /** The client's channel and, once a dial has connected, the backend's. On the client's event loop. */
+  List<Channel> channels() {
+    return backend == null ? List.of(client) : List.of(client, backend);
   }
 
   /** Registers the connection and starts dialing. On the client's event loop. */

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.portage.core.net.NettyTransport;
+import io.netty.channel.Channel;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ConnectException;
@@ -75,6 +77,26 @@ class ServiceProxyIntegrationTest {
       assertThat(client.readLine()).isEqualTo("a");
       assertThat(client.echo("hello")).isEqualTo("hello");
       assertThat(client.echo("x".repeat(100_000))).hasSize(100_000);
+    }
+  }
+
+  @Test
+  void relayedSocketsAllocateFromTheTransportsAllocator() throws Exception {
+    fixture = new ProxyFixture(dir, service("web", a.endpoint()));
+    try (TestClient client = TestClient.connect(fixture.address("web"))) {
+      assertThat(client.readLine()).isEqualTo("a");
+      ProxiedConnection connection = fixture.proxy.connections().iterator().next();
+      Channel accepted = connection.channels().get(0);
+      List<Channel> relayed = accepted.eventLoop().submit(connection::channels).get();
+
+      // On NIO Netty's default adaptive allocator makes a ByteBuffer view per read and write; the
+      // transport's own (pooled there) does not, which is most of what the relay no longer allocates.
+      assertThat(relayed).hasSize(2);
+      for (Channel channel : relayed) {
+        assertThat(channel.config().getAllocator())
+            .as("allocator of %s", channel)
+            .isSameAs(NettyTransport.of(channel.eventLoop()).allocator());
+      }
     }
   }
 
