@@ -260,9 +260,17 @@ final class PlainHead {
             request ? -1 : contentLength, ParsedHeaders.below(index));
         return p + 2;
       }
+      // On a keep-alive connection nearly every line repeats the previous head's line at the same
+      // position: a name or value found again by one vectorized compare skips its byte-by-byte
+      // scan. What was kept passed that scan once, so the verdict is the same.
       int nameStart = p;
-      while (p < headersEnd && TOKEN[a[p] & 0xff]) {
-        p++;
+      AsciiString sameName = sameName(index, a, p, headersEnd);
+      if (sameName != null) {
+        p += sameName.length();
+      } else {
+        while (p < headersEnd && TOKEN[a[p] & 0xff]) {
+          p++;
+        }
       }
       int nameLength = p - nameStart;
       if (nameLength == 0 || p >= headersEnd || a[p] != ':') {
@@ -274,17 +282,23 @@ final class PlainHead {
       }
       int valueStart = p;
       int valueEnd = p; // after the last byte that is not a space or tab
-      while (p < headersEnd) {
-        byte b = a[p];
-        if (b == '\r') {
-          break;
+      String sameValue = sameValue(index, a, p, headersEnd);
+      if (sameValue != null) {
+        p += sameValue.length();
+        valueEnd = p;
+      } else {
+        while (p < headersEnd) {
+          byte b = a[p];
+          if (b == '\r') {
+            break;
+          }
+          if (b > ' ' && b < 0x7f) {
+            valueEnd = p + 1;
+          } else if (b != ' ' && b != '\t') {
+            return -1; // a control byte, DEL or obs-text: Netty's decoder decides
+          }
+          p++;
         }
-        if (b > ' ' && b < 0x7f) {
-          valueEnd = p + 1;
-        } else if (b != ' ' && b != '\t') {
-          return -1; // a control byte, DEL or obs-text: Netty's decoder decides
-        }
-        p++;
       }
       if (p + 1 >= headersEnd || a[p + 1] != '\n') {
         return -1;
@@ -296,9 +310,9 @@ final class PlainHead {
       if (2 * index == pairs.length) {
         pairs = Arrays.copyOf(pairs, 2 * pairs.length);
       }
-      AsciiString name = name(index, a, nameStart, nameLength);
+      AsciiString name = sameName != null ? sameName : name(index, a, nameStart, nameLength);
       int bit = index < REMEMBERED ? nameBits[index] : HopByHopHeaders.bitOf(name);
-      String value = value(index, a, valueStart, valueEnd - valueStart);
+      String value = sameValue != null ? sameValue : value(index, a, valueStart, valueEnd - valueStart);
       if (bit != 0) {
         hopByHop |= bit;
         if (bit == HopByHopHeaders.CONNECTION_BIT) {
@@ -355,6 +369,35 @@ final class PlainHead {
       int n = name.length();
       if (start + n < end && a[start + n] == ' ' && CommonHeaderNames.matches(name, a, start, n)) {
         return m;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The previous head's name at header {@code index} if the line at {@code p} starts with exactly
+   * its bytes and a colon, else null.
+   */
+  private AsciiString sameName(int index, byte[] a, int p, int end) {
+    if (index < REMEMBERED && pairs[2 * index] instanceof AsciiString last) {
+      int n = last.length();
+      if (p + n < end && a[p + n] == ':' && CommonHeaderNames.matches(last, a, p, n)) {
+        return last;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The previous head's value at header {@code index} if the bytes at {@code p} are exactly its
+   * bytes followed by the line's CR, else null.
+   */
+  private String sameValue(int index, byte[] a, int p, int end) {
+    if (index < REMEMBERED && pairs[2 * index + 1] instanceof String last) {
+      byte[] kept = valueBytes[index];
+      int n = kept == null ? -1 : kept.length;
+      if (n >= 0 && p + n < end && a[p + n] == '\r' && Arrays.equals(kept, 0, n, a, p, p + n)) {
+        return last;
       }
     }
     return null;

@@ -258,6 +258,17 @@ class OriginHttpCodecTest {
     assertThat(decoded).isEqualTo(decodeAll(new HttpClientCodec(), methods, false, all));
     assertThat(decoded.get(2)).contains("[Date=Fri, 27 Nov 2026 02:00:01 GMT]", "[ETag=\"ac\"]");
     assertThat(decoded.get(4)).contains("[ETag=\"abc\"]");
+
+    // A line that starts with the previous line's bytes and then goes on.
+    String trailing = a.replace("Server: nginx\r\n", "Server: nginx\t \r\n");
+    String longerName = a.replace("ETag:", "ETags:");
+    String continued = a.replace("nginx\r\n", "nginx nginx\r\n");
+    String more = a + trailing + a + longerName + a + continued + a;
+    List<HttpMethod> seven = java.util.Collections.nCopies(7, HttpMethod.GET);
+    List<String> again = decodeAll(seven, true, more);
+    assertThat(again).isEqualTo(decodeAll(new HttpClientCodec(), seven, false, more));
+    assertThat(again.get(2)).contains("[Server=nginx]");
+    assertThat(again.get(10)).contains("[Server=nginx nginx]");
   }
 
   @Test

@@ -148,6 +148,15 @@ class ServerHttpCodecTest {
     String c = a.replace("/a", "/ab").replace("t0k", "t0ken");
     String d = "GET /a HTTP/1.1\r\nX-Id: 0001\r\nHost: h\r\n\r\n";
     assertSameAsNetty(a + b + c + a + d + a);
+    // A line that starts with the previous line's bytes and then goes on: trailing spaces and tabs
+    // after a repeated value, a longer name, a value that continues, a control byte, a space
+    // before the colon (the last two are Netty's verdict).
+    String trailing = a.replace("Host: h\r\n", "Host: h \t\r\n");
+    String longerName = a.replace("X-Id:", "X-Idx:");
+    String continued = a.replace("t0k\r\n", "t0k t0k\r\n");
+    assertSameAsNetty(a + trailing + a + longerName + a + continued + a);
+    assertSameAsNetty(a + a.replace("0001", "0001\u0001") + a);
+    assertSameAsNetty(a + a.replace("Host:", "Host :"));
   }
 
   @Test
