@@ -230,7 +230,11 @@ public enum NettyTransport {
    * registration deletes the fd when its interest set becomes empty (input shut, no write waiting)
    * but keeps its state "added", so the next interest change is an {@code epoll_ctl(MOD)} on a
    * missing fd; the set empties again after every waiting write, so re-registering once does not
-   * help. Not io_uring yet: the tunnel's flow-control and buffer-accounting tests fail on it.
+   * help. Nor does keeping the set non-empty (adding {@code EPOLLET} once the input ends): a peer
+   * that finishes sending before the relay is attached (the service proxy attaches it after its
+   * dial) has its socket read to the end by epoll's RDHUP handling even with {@code AUTO_READ} off,
+   * so the input-shutdown event fires before any relay handler can act on it. Not io_uring yet:
+   * the tunnel's flow-control and buffer-accounting tests fail on it.
    */
   public static NettyTransport best() {
     return Best.INSTANCE;
