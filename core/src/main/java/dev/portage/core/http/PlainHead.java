@@ -312,7 +312,8 @@ final class PlainHead {
       }
       AsciiString name = sameName != null ? sameName : name(index, a, nameStart, nameLength);
       int bit = index < REMEMBERED ? nameBits[index] : HopByHopHeaders.bitOf(name);
-      String value = sameValue != null ? sameValue : value(index, a, valueStart, valueEnd - valueStart);
+      String value =
+          sameValue != null ? sameValue : value(index, a, valueStart, valueEnd - valueStart);
       if (bit != 0) {
         hopByHop |= bit;
         if (bit == HopByHopHeaders.CONNECTION_BIT) {

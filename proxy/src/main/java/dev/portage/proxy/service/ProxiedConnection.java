@@ -60,7 +60,9 @@ final class ProxiedConnection {
     return endpointId;
   }
 
-  /** The client's channel and, once a dial has connected, the backend's. On the client's event loop. */
+  /**
+   * The client's channel and, once a dial has connected, the backend's. On the client's event loop.
+   */
   List<Channel> channels() {
     return backend == null ? List.of(client) : List.of(client, backend);
   }

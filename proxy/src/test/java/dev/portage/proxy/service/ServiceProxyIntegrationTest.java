@@ -90,7 +90,7 @@ class ServiceProxyIntegrationTest {
       List<Channel> relayed = accepted.eventLoop().submit(connection::channels).get();
 
       // On NIO Netty's default adaptive allocator makes a ByteBuffer view per read and write; the
-      // transport's own (pooled there) does not, which is most of what the relay no longer allocates.
+      // transport's own (pooled there) does not: most of what the relay no longer allocates.
       assertThat(relayed).hasSize(2);
       for (Channel channel : relayed) {
         assertThat(channel.config().getAllocator())
