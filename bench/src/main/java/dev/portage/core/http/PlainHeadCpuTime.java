@@ -195,7 +195,7 @@ public final class PlainHeadCpuTime {
     }
   }
 
-  private static ByteBuf direct(String text) {
+  static ByteBuf direct(String text) {
     byte[] b = text.getBytes(StandardCharsets.ISO_8859_1);
     return ByteBufAllocator.DEFAULT.directBuffer(b.length).writeBytes(b);
   }
