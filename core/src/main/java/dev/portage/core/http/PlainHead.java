@@ -310,7 +310,7 @@ final class PlainHead {
       if (2 * index == pairs.length) {
         pairs = Arrays.copyOf(pairs, 2 * pairs.length);
       }
-      AsciiString name = sameName != null ? sameName : name(index, a, nameStart, nameLength);
+      AsciiString name = sameName != null ? sameName : newName(index, a, nameStart, nameLength);
       int bit = index < REMEMBERED ? nameBits[index] : HopByHopHeaders.bitOf(name);
       String value =
           sameValue != null ? sameValue : value(index, a, valueStart, valueEnd - valueStart);
@@ -404,12 +404,11 @@ final class PlainHead {
     return null;
   }
 
-  /** The name at header {@code index}: the previous head's there if the bytes repeat it. */
-  private AsciiString name(int index, byte[] a, int start, int length) {
-    if (index < REMEMBERED && pairs[2 * index] instanceof AsciiString last
-        && CommonHeaderNames.matches(last, a, start, length)) {
-      return last;
-    }
+  /**
+   * The name at header {@code index} when it is not the previous head's there ({@link #sameName}
+   * already looked): a common name's constant, else a new one, its hop-by-hop bit remembered.
+   */
+  private AsciiString newName(int index, byte[] a, int start, int length) {
     AsciiString name = CommonHeaderNames.find(a, start, length);
     if (name == null) {
       name = new AsciiString(a, start, length, true);
