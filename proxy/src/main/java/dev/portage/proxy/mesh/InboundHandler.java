@@ -1,5 +1,6 @@
 package dev.portage.proxy.mesh;
 
+import dev.portage.core.http.HeaderLines;
 import dev.portage.core.http.HopByHopHeaders;
 import dev.portage.core.http.HttpFraming;
 import dev.portage.core.http.HttpProtocol;
@@ -19,6 +20,7 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -299,6 +301,10 @@ final class InboundHandler extends ChannelInboundHandlerAdapter implements Reply
   /** {@link #scanHeaders}: the request is gRPC ({@link GrpcStatus#isGrpc}). */
   private static final int GRPC = 2;
 
+  // scanHeaders' own state: a Host and a Content-Type were seen.
+  private static final int HOST_SEEN = 4;
+  private static final int TYPE_SEEN = 8;
+
   /**
    * What one pass over the request's headers tells ({@link #SECOND_HOST}, {@link #GRPC}): whether
    * it carries a {@code Host} besides {@code first}, always a 400 in HTTP/1.1 (RFC 9112 §3.2), while
@@ -307,24 +313,36 @@ final class InboundHandler extends ChannelInboundHandlerAdapter implements Reply
    * lookup by name per question hashes the name and walks its bucket each time.
    */
   private int scanHeaders(HttpRequest req, String first) {
+    HttpHeaders headers = req.headers();
     int seen = 0;
-    boolean hostSeen = false;
-    boolean typeSeen = false;
-    Iterator<Map.Entry<CharSequence, CharSequence>> headers = req.headers().iteratorCharSequence();
-    while (headers.hasNext()) {
-      Map.Entry<CharSequence, CharSequence> h = headers.next();
-      CharSequence name = h.getKey();
-      if (AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.HOST)) {
-        if (hostSeen && (protocol == HttpProtocol.HTTP_1_1
-            || !first.trim().equalsIgnoreCase(h.getValue().toString().trim()))) {
-          seen |= SECOND_HOST;
-        }
-        hostSeen = true;
-      } else if (!typeSeen && AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.CONTENT_TYPE)) {
-        typeSeen = true;
-        if (GrpcStatus.isGrpc(h.getValue())) {
-          seen |= GRPC;
-        }
+    int lines = HeaderLines.count(headers);
+    if (lines >= 0) {
+      for (int i = 0; i < lines; i++) {
+        seen = scanHeader(seen, HeaderLines.name(headers, i), HeaderLines.value(headers, i), first);
+      }
+    } else {
+      Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence();
+      while (it.hasNext()) {
+        Map.Entry<CharSequence, CharSequence> h = it.next();
+        seen = scanHeader(seen, h.getKey(), h.getValue(), first);
+      }
+    }
+    return seen & (SECOND_HOST | GRPC);
+  }
+
+  /** {@link #scanHeaders}' answer so far with one more header line; also tracks what it has seen. */
+  private int scanHeader(int seen, CharSequence name, CharSequence value, String first) {
+    if (AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.HOST)) {
+      if ((seen & HOST_SEEN) != 0 && (protocol == HttpProtocol.HTTP_1_1
+          || !first.trim().equalsIgnoreCase(value.toString().trim()))) {
+        seen |= SECOND_HOST;
+      }
+      return seen | HOST_SEEN;
+    }
+    if ((seen & TYPE_SEEN) == 0 && AsciiString.contentEqualsIgnoreCase(name, HttpHeaderNames.CONTENT_TYPE)) {
+      seen |= TYPE_SEEN;
+      if (GrpcStatus.isGrpc(value)) {
+        seen |= GRPC;
       }
     }
     return seen;
