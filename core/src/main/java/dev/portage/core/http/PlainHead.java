@@ -396,8 +396,8 @@ final class PlainHead {
   private String sameValue(int index, byte[] a, int p, int end) {
     if (index < REMEMBERED && pairs[2 * index + 1] instanceof String last) {
       byte[] kept = valueBytes[index];
-      int n = kept == null ? -1 : kept.length;
-      if (n >= 0 && p + n < end && a[p + n] == '\r' && Arrays.equals(kept, 0, n, a, p, p + n)) {
+      if (kept != null && p + kept.length < end && a[p + kept.length] == '\r'
+          && repeats(kept, a, p, kept.length)) {
         return last;
       }
     }
