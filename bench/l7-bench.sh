@@ -31,7 +31,8 @@
 #                                # run's traffic is on loopback), into $tmp/perf-*.txt and
 #                                # $tmp/perf.txt),
 #                                # JAVA_OPTS_EXTRA (more JVM options for the Portage JVMs)
-# Prints markdown tables with ratios against nginx at its defaults.
+# Prints markdown tables with ratios against nginx at its defaults and, with ROUNDS > 1, how many
+# rounds each proxy won against nginx in the same round (p99, req/s), with a one-sided sign test.
 set -euo pipefail
 
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
@@ -307,7 +308,7 @@ for jvm in sidecar hub; do
   [[ -n ${PROFILE:-} ]] && "$java_home/bin/jcmd" "${PID[$jvm]}" JFR.dump name=profile filename="$tmp/$jvm-profile.jfr" >/dev/null 2>&1
 done
 python3 - "$tmp" "${CSV_DIR:-}" "$before" "$after" "$THREADS" "$DURATION" <<'PY'
-import json, os, sys, datetime, collections
+import json, os, sys, datetime, collections, math
 tmp, csv_dir, before, after, threads, duration = sys.argv[1:]
 rows = [l.split() for l in open(f"{tmp}/results")]
 def samples(jvm):  # thread id -> sorted [(epoch s, allocated bytes)]
@@ -375,6 +376,22 @@ for (path, conns, proxy), rs in groups.items():
         per = [per_req(path, r) for r in rs]
         al = per[0] if "n/a" in per else "%.0f" % median([float(x) for x in per])
     print(f"| {path} | {conns} | {name} | {rps:.0f} | {p99:.3f} | {ratio(rs, 3)} | {ratio(rs, 4)} | {cpu} | {al} |")
+wins = [(k, rs) for k, rs in groups.items() if k[2] != "nginx" and any((r[0], r[1], r[11]) in base for r in rs)]
+if rounds > 1 and wins:
+    # One round's ratio moves with the host; how often a proxy wins its paired round shows whether
+    # a median on either side of 1.0 is more than a coin toss (one-sided sign test).
+    print()
+    print("Rounds won against nginx in the same round (p99 at or under nginx's; req/s at or over nginx's),")
+    print("with the chance of winning at least that many p99 rounds by coin tosses (one-sided sign test):")
+    print()
+    for (path, conns, proxy), rs in wins:
+        paired = [(r, base[(r[0], r[1], r[11])]) for r in rs if (r[0], r[1], r[11]) in base]
+        n = len(paired)
+        p99 = sum(1 for r, b in paired if float(r[4]) <= float(b[4]))
+        rps = sum(1 for r, b in paired if float(r[3]) >= float(b[3]))
+        chance = sum(math.comb(n, i) for i in range(p99, n + 1)) / 2 ** n
+        name = names[proxy] or ("Portage sidecar" if path == "sidecar" else "Portage hub")
+        print(f"- {path} -c{conns}, {name}: p99 {p99} of {n} (p = {chance:.3f}), req/s {rps} of {n}")
 print()
 print("uptime after: " + after)
 if csv_dir:
