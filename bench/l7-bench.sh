@@ -343,6 +343,8 @@ def per_req(path, r):
     return "%.0f" % ((allocated(by, t1) - allocated(by, t0)) / n)
 names = {"nginx": "nginx (auto: 2 workers)", "haproxy": "HAProxy (defaults)", "nginx-1w": "nginx, 1 worker (tuned)",
          "portage": None}
+def display(path, proxy):  # the row name of a proxy on a path
+    return names[proxy] or ("Portage sidecar" if path == "sidecar" else "Portage hub")
 def median(xs):
     xs = sorted(xs)
     return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
@@ -366,7 +368,7 @@ if rounds > 1:
 print("| path | conns | proxy | req/s | p99 ms | req/s vs nginx | p99 vs nginx | CPU s per 100k req: proxy / origin / wrk | bytes allocated per request |")
 print("|---|---|---|---|---|---|---|---|---|")
 for (path, conns, proxy), rs in groups.items():
-    name = names[proxy] or ("Portage sidecar" if path == "sidecar" else "Portage hub")
+    name = display(path, proxy)
     rps = median([float(r[3]) for r in rs])
     p99 = median([float(r[4]) for r in rs])
     summary.append([path, conns, proxy, "%.0f" % rps, "%.3f" % p99])
@@ -390,7 +392,7 @@ if rounds > 1 and wins:
         p99 = sum(1 for r, b in paired if float(r[4]) <= float(b[4]))
         rps = sum(1 for r, b in paired if float(r[3]) >= float(b[3]))
         chance = sum(math.comb(n, i) for i in range(p99, n + 1)) / 2 ** n
-        name = names[proxy] or ("Portage sidecar" if path == "sidecar" else "Portage hub")
+        name = display(path, proxy)
         print(f"- {path} -c{conns}, {name}: p99 {p99} of {n} (p = {chance:.3f}), req/s {rps} of {n}")
 print()
 print("uptime after: " + after)
