@@ -39,6 +39,7 @@ class ServiceProxyIntegrationTest {
   private TestBackend b;
   private TestBackend c;
   private ProxyFixture fixture;
+  private final List<RefusingPort> refusing = new ArrayList<>();
 
   @BeforeEach
   void backends() throws IOException {
@@ -55,6 +56,16 @@ class ServiceProxyIntegrationTest {
     a.close();
     b.close();
     c.close();
+    for (RefusingPort port : refusing) {
+      port.close();
+    }
+  }
+
+  /** A port that refuses connections until the test ends. */
+  private RefusingPort refusing() throws IOException {
+    RefusingPort port = new RefusingPort();
+    refusing.add(port);
+    return port;
   }
 
   @Test
@@ -260,7 +271,7 @@ class ServiceProxyIntegrationTest {
 
   @Test
   void failedDialFallsThroughToTheNextEndpoint() throws Exception {
-    String refused = TestBackend.closedEndpoint();
+    String refused = refusing().endpoint();
     fixture = new ProxyFixture(dir, service("web", refused, a.endpoint()));
     InetSocketAddress web = fixture.address("web");
 
@@ -279,8 +290,8 @@ class ServiceProxyIntegrationTest {
 
   @Test
   void clientIsClosedWhenEveryDialFails() throws Exception {
-    String refused1 = TestBackend.closedEndpoint();
-    String refused2 = TestBackend.closedEndpoint();
+    String refused1 = refusing().endpoint();
+    String refused2 = refusing().endpoint();
     fixture = new ProxyFixture(dir, service("web", refused1, refused2));
 
     try (TestClient client = TestClient.connect(fixture.address("web"))) {

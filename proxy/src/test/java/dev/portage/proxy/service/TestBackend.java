@@ -43,13 +43,6 @@ final class TestBackend implements AutoCloseable {
     return accepted.get();
   }
 
-  /** A port that refuses connections: bound once, then released. */
-  static String closedEndpoint() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return "127.0.0.1:" + s.getLocalPort();
-    }
-  }
-
   private void acceptLoop() {
     while (!server.isClosed()) {
       Socket socket;
