@@ -349,8 +349,10 @@ def median(xs):
     xs = sorted(xs)
     return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
 base = {(r[0], r[1], r[11]): r for r in rows if r[2] == "nginx"}  # nginx of the same round
+def same_round(rs):  # each run of rs with nginx's run of the same round, where there is one
+    return [(r, base[(r[0], r[1], r[11])]) for r in rs if (r[0], r[1], r[11]) in base]
 def ratio(rs, col):  # median of the per-round ratios against nginx, with their range
-    xs = [float(r[col]) / float(base[(r[0], r[1], r[11])][col]) for r in rs if (r[0], r[1], r[11]) in base]
+    xs = [float(r[col]) / float(b[col]) for r, b in same_round(rs)]
     if not xs:
         return "n/a"
     if len(xs) == 1 or rs[0][2] == "nginx":
@@ -378,7 +380,7 @@ for (path, conns, proxy), rs in groups.items():
         per = [per_req(path, r) for r in rs]
         al = per[0] if "n/a" in per else "%.0f" % median([float(x) for x in per])
     print(f"| {path} | {conns} | {name} | {rps:.0f} | {p99:.3f} | {ratio(rs, 3)} | {ratio(rs, 4)} | {cpu} | {al} |")
-wins = [(k, rs) for k, rs in groups.items() if k[2] != "nginx" and any((r[0], r[1], r[11]) in base for r in rs)]
+wins = [(k, same_round(rs)) for k, rs in groups.items() if k[2] != "nginx" and same_round(rs)]
 if rounds > 1 and wins:
     # One round's ratio moves with the host; how often a proxy wins its paired round shows whether
     # a median on either side of 1.0 is more than a coin toss (one-sided sign test).
@@ -386,8 +388,7 @@ if rounds > 1 and wins:
     print("Rounds won against nginx in the same round (p99 at or under nginx's; req/s at or over nginx's),")
     print("with the chance of winning at least that many p99 rounds by coin tosses (one-sided sign test):")
     print()
-    for (path, conns, proxy), rs in wins:
-        paired = [(r, base[(r[0], r[1], r[11])]) for r in rs if (r[0], r[1], r[11]) in base]
+    for (path, conns, proxy), paired in wins:
         n = len(paired)
         p99 = sum(1 for r, b in paired if float(r[4]) <= float(b[4]))
         rps = sum(1 for r, b in paired if float(r[3]) >= float(b[3]))

@@ -24,9 +24,13 @@ final class RefusingPort implements AutoCloseable {
     }
   }
 
+  int port() {
+    return socket.getLocalPort();
+  }
+
   /** {@code 127.0.0.1:port}, as the endpoints file and endpoint ids write it. */
   String endpoint() {
-    return "127.0.0.1:" + socket.getLocalPort();
+    return "127.0.0.1:" + port();
   }
 
   @Override

@@ -17,7 +17,7 @@ class RefusingPortTest {
   void refusesConnectionsAndKeepsItsPortFromListeners() throws Exception {
     InetAddress loopback = InetAddress.getLoopbackAddress();
     try (RefusingPort refusing = new RefusingPort()) {
-      int port = Integer.parseInt(refusing.endpoint().substring("127.0.0.1:".length()));
+      int port = refusing.port();
       try (Socket client = new Socket()) {
         assertThatThrownBy(() -> client.connect(new InetSocketAddress(loopback, port), 2000))
             .isInstanceOf(ConnectException.class);
