@@ -42,8 +42,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * (Host, User-Agent, Accept), names and values as the sidecar's parser builds them (names as sent,
  * values as Strings). {@code *Head} runs the whole encoder in an embedded channel (what a write
  * costs); {@code *HeadOnly} only the head hooks (initial line, headers, blank line) into a fresh
- * buffer from the default allocator, the part that differs. The encoders are package-private in
- * core, hence this package.
+ * buffer from the default allocator, the part that differs. With {@code encoder=portage-parsed} the
+ * heads are the ones Portage's parser builds from those bytes, as a relay writes them. The
+ * encoders are package-private in core, hence this package.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -53,7 +54,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
 public class HeadEncodingBenchmark {
 
-  @Param({"portage", "netty"})
+  /** {@code portage-parsed}: Portage's encoders, the heads as its parser builds them from bytes. */
+  @Param({"portage", "netty", "portage-parsed"})
   public String encoder;
 
   private HeadOnly heads;
@@ -64,7 +66,7 @@ public class HeadEncodingBenchmark {
 
   @Setup
   public void setUp() {
-    boolean ours = encoder.equals("portage");
+    boolean ours = encoder.startsWith("portage");
     heads = ours ? new PortageHeads() : new NettyHeads();
     ChannelHandler responses = ours ? new Http1ResponseEncoder() : new HttpResponseEncoder();
     ChannelHandler requests = ours ? new Http1RequestEncoder() : new HttpRequestEncoder();
@@ -87,6 +89,28 @@ public class HeadEncodingBenchmark {
         .add(AsciiString.cached("User-Agent"), "curl/8.5.0")
         .add(AsciiString.cached("Accept"), "*/*");
     requestHead = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/index.html", curl);
+    if (encoder.equals("portage-parsed")) {
+      // The same heads as the relay has them: ParsedHeaders, whose lines the writer remembers.
+      ByteBuf responseBytes = bytesOf(responseHead);
+      ByteBuf requestBytes = bytesOf(requestHead);
+      responseHead = new PlainHead().parseResponse(responseBytes);
+      requestHead = new PlainHead().parseRequest(requestBytes);
+      responseBytes.release();
+      requestBytes.release();
+    }
+  }
+
+  /** The head as it would arrive: Netty's encoding of it, in a direct buffer. */
+  private static ByteBuf bytesOf(HttpMessage head) {
+    EmbeddedChannel ch = new EmbeddedChannel(
+        head instanceof HttpResponse ? new HttpResponseEncoder() : new HttpRequestEncoder());
+    ch.writeOutbound(head);
+    ByteBuf out = ch.readOutbound();
+    ByteBuf direct = ByteBufAllocator.DEFAULT.directBuffer(out.readableBytes());
+    direct.writeBytes(out);
+    out.release();
+    ch.finishAndReleaseAll();
+    return direct;
   }
 
   @TearDown

@@ -32,7 +32,9 @@ import java.util.Arrays;
  *
  * <p>One instance per connection: it remembers the names and values of the previous head (and a
  * request's target) and hands out the same immutable objects when the bytes repeat, which they
- * nearly always do on a keep-alive connection. Confined to the channel's event loop.
+ * nearly always do on a keep-alive connection: a whole header block equal to the last one parsed
+ * line by line costs one compare, a line equal to the previous head's at its position one compare
+ * of its name and one of its value. Confined to the channel's event loop.
  */
 final class PlainHead {
 
@@ -86,6 +88,22 @@ final class PlainHead {
    * recognised by one array comparison instead of a char-by-char walk of its String.
    */
   private final byte[][] valueBytes = new byte[REMEMBERED][];
+
+  /**
+   * The header block (first header line to the blank line's end) of the last head parsed line by
+   * line, in {@code block[0, blockLength)}; -1: none, or {@link #pairs} no longer hold its names
+   * and values. A head whose block repeats it byte for byte gets those names, values and facts back
+   * after one vectorized compare, which is the common case on a keep-alive connection: a client
+   * sends the same headers with every request, and a server's change once a second (Date).
+   */
+  private byte[] block = new byte[0];
+
+  private int blockLength = -1;
+  private boolean blockOfRequest;
+  private int blockCount;
+  private int blockHopByHop;
+  private int blockTokens;
+  private long blockContentLength;
 
   /** The headers {@link #headers} built last. */
   private ParsedHeaders parsed;
@@ -240,6 +258,16 @@ final class PlainHead {
    */
   private int headers(byte[] a, int p, int end, boolean request) {
     int headersEnd = Math.min(end, p + MAX_HEADERS);
+    int n = blockLength;
+    if (n >= 0 && blockOfRequest == request && p + n <= headersEnd
+        && Arrays.equals(block, 0, n, a, p, p + n)) {
+      // The same bytes the per-line parse accepted before: the same verdict and the same facts.
+      contentLength = blockContentLength;
+      parsed = newHeaders(blockCount, blockHopByHop, blockTokens, request);
+      return p + n;
+    }
+    blockLength = -1; // the parse below overwrites the pairs the kept block's names are in
+    int blockStart = p;
     int index = 0;
     int hopByHop = 0;
     int tokens = 0;
@@ -251,14 +279,10 @@ final class PlainHead {
         if (a[p + 1] != '\n') {
           return -1;
         }
-        // Every value is a String made from ISO-8859-1 bytes: chars below 256 only. A request gets
-        // room for two more headers: a relay adds one or two to nearly every request it forwards
-        // (the hub a GET's Content-Length and its credentials), and growing the array copied it
-        // whole at twice its size. Responses are passed on as they came.
-        int room = request ? 4 : 0;
-        parsed = new ParsedHeaders(Arrays.copyOf(pairs, 2 * index + room), index, hopByHop, tokens,
-            request ? -1 : contentLength, ParsedHeaders.below(index));
-        return p + 2;
+        p += 2;
+        keepBlock(a, blockStart, p - blockStart, request, index, hopByHop, tokens);
+        parsed = newHeaders(index, hopByHop, tokens, request);
+        return p;
       }
       // On a keep-alive connection nearly every line repeats the previous head's line at the same
       // position: a name or value found again by one vectorized compare skips its byte-by-byte
@@ -330,6 +354,32 @@ final class PlainHead {
       }
       index++;
     }
+  }
+
+  /** Headers holding the first {@code count} names and values in {@link #pairs}. */
+  private ParsedHeaders newHeaders(int count, int hopByHop, int tokens, boolean request) {
+    // Every value is a String made from ISO-8859-1 bytes: chars below 256 only. A request gets
+    // room for two more headers: a relay adds one or two to nearly every request it forwards (the
+    // hub a GET's Content-Length and its credentials), and growing the array copied it whole at
+    // twice its size. Responses are passed on as they came.
+    int room = request ? 4 : 0;
+    return new ParsedHeaders(Arrays.copyOf(pairs, 2 * count + room), count, hopByHop, tokens,
+        request ? -1 : contentLength, ParsedHeaders.below(count));
+  }
+
+  /** Remembers the header block just parsed line by line, and what the parse found in it. */
+  private void keepBlock(byte[] a, int start, int length, boolean request, int count, int hopByHop,
+      int tokens) {
+    if (block.length < length) {
+      block = new byte[Math.max(length, 2 * block.length)];
+    }
+    System.arraycopy(a, start, block, 0, length);
+    blockLength = length;
+    blockOfRequest = request;
+    blockCount = count;
+    blockHopByHop = hopByHop;
+    blockTokens = tokens;
+    blockContentLength = contentLength;
   }
 
   /**

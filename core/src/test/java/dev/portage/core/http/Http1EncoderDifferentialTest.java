@@ -175,8 +175,14 @@ class Http1EncoderDifferentialTest {
     return b.toString();
   }
 
-  /** 0 to 40 headers: constant and String names, String and AsciiString values, odd chars. */
+  /** 0 to 40 headers (see {@link #plainHeaders}), half of them as a parse hands them over. */
   private static HttpHeaders headers(Random r) {
+    HttpHeaders h = plainHeaders(r);
+    return r.nextBoolean() ? parsed(h) : h;
+  }
+
+  /** 0 to 40 headers: constant and String names, String and AsciiString values, odd chars. */
+  private static HttpHeaders plainHeaders(Random r) {
     HttpHeaders h = RAW.newHeaders();
     int count = r.nextInt(41);
     for (int i = 0; i < count; i++) {
@@ -199,7 +205,49 @@ class Http1EncoderDifferentialTest {
     if (r.nextInt(25) == 0) {
       h.add(longValue(r), "long name");
     }
-    return r.nextBoolean() ? parsed(h) : h;
+    return h;
+  }
+
+  /**
+   * Parsed headers over the same name and value objects as one of {@code pool}'s, as a keep-alive
+   * connection's repeated heads are; some with one header dropped, or one value replaced by an
+   * equal copy or by another value, as a relay's edits do.
+   */
+  private static HttpHeaders repeated(Random r, List<HttpHeaders> pool) {
+    HttpHeaders h = parsed(pool.get(r.nextInt(pool.size())));
+    List<CharSequence> names = new ArrayList<>(h.names());
+    if (names.isEmpty()) {
+      return h;
+    }
+    CharSequence name = names.get(r.nextInt(names.size()));
+    String value = h.get(name);
+    boolean plain = value.chars().allMatch(c -> c > ' ' && c < 0x7f); // what set() accepts
+    switch (r.nextInt(8)) {
+      case 0 -> h.remove(name);
+      case 1 -> h.set(name, plain ? new String(value) : "copy"); // equal, not the same object
+      case 2 -> h.set(name, "v" + r.nextInt(100));
+      default -> { }
+    }
+    return h;
+  }
+
+  private static List<HttpHeaders> pool(Random r) {
+    return List.of(plainHeaders(r), plainHeaders(r), plainHeaders(r));
+  }
+
+  /** Bodiless responses and requests whose headers repeat each other's objects ({@link #repeated}). */
+  private static List<Object> repeatedHeads(Random r, boolean responses) {
+    List<HttpHeaders> pool = pool(r);
+    List<Object> out = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      HttpHeaders headers = repeated(r, pool);
+      out.add(responses
+          ? new DefaultFullHttpResponse(version(r), status(r), Unpooled.EMPTY_BUFFER, headers,
+              RAW.newHeaders())
+          : new DefaultFullHttpRequest(version(r), METHODS[r.nextInt(2)], uri(r),
+              Unpooled.EMPTY_BUFFER, headers, RAW.newHeaders()));
+    }
+    return out;
   }
 
   /** The same headers as a parse hands them over ({@link ParsedHeaders}, written by index). */
@@ -373,6 +421,47 @@ class Http1EncoderDifferentialTest {
       assertSame("requests", Http1RequestEncoder::new, HttpRequestEncoder::new,
           Http1EncoderDifferentialTest::requests, seed, allocator(seed));
     }
+  }
+
+  @Test
+  void headsThatRepeatEachOthersHeadersEncodeAsNettyEncodesThem() {
+    // The writer sends the lines of headers holding the same objects as the last ones again.
+    for (long seed = 0; seed < CASES / 8; seed++) {
+      assertSame("repeated responses", Http1ResponseEncoder::new, HttpResponseEncoder::new,
+          r -> repeatedHeads(r, true), seed, seed < 2 ? ByteBufAllocator.DEFAULT : UNTRACKED);
+      assertSame("repeated requests", Http1RequestEncoder::new, HttpRequestEncoder::new,
+          r -> repeatedHeads(r, false), seed, seed < 2 ? ByteBufAllocator.DEFAULT : UNTRACKED);
+    }
+  }
+
+  @Test
+  void aValueChangedInPlaceBetweenTwoHeadsIsWrittenAsItIsNow() {
+    // Same objects, new content: only immutable names and values are written from memory.
+    StringBuilder changing = new StringBuilder("one");
+    AsciiString server = AsciiString.cached("Server");
+    List<String> ours = new ArrayList<>();
+    List<String> netty = new ArrayList<>();
+    for (Supplier<ChannelHandler> encoder :
+        List.<Supplier<ChannelHandler>>of(Http1ResponseEncoder::new, HttpResponseEncoder::new)) {
+      changing.replace(0, changing.length(), "one");
+      EmbeddedChannel ch = new EmbeddedChannel(encoder.get());
+      List<String> wire = ours.isEmpty() ? ours : netty;
+      try {
+        for (int i = 0; i < 2; i++) {
+          HttpHeaders h = parsed(RAW.newHeaders().add(server, "nginx").add("X-Changing", changing));
+          ch.writeOutbound(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
+              HttpResponseStatus.NO_CONTENT, Unpooled.EMPTY_BUFFER, h, RAW.newHeaders()));
+          ByteBuf buf = ch.readOutbound();
+          wire.add(buf.toString(StandardCharsets.ISO_8859_1));
+          buf.release();
+          changing.append("-two");
+        }
+      } finally {
+        ch.finishAndReleaseAll();
+      }
+    }
+    assertThat(ours).isEqualTo(netty);
+    assertThat(ours.get(1)).contains("X-Changing: one-two\r\n");
   }
 
   @Test
