@@ -38,10 +38,8 @@ import java.util.Map;
  * </ul>
  *
  * A piece too large for the array, and a target that is not plain ASCII, are handed to Netty's own
- * buffer writes after what is buffered so far, so the output stays the same. Parsed headers that
- * hold the very objects the last ones written held are written as the bytes written then. One per
- * encoder; confined to the channel's event loop (the array is per thread and never held across
- * calls).
+ * buffer writes after what is buffered so far, so the output stays the same. One per encoder;
+ * confined to the channel's event loop (the array is per thread and never held across calls).
  */
 final class HeadWriter {
 
@@ -49,9 +47,6 @@ final class HeadWriter {
   static final int SCRATCH_SIZE = 4096;
 
   private static final ScratchBytes SCRATCH = new ScratchBytes(SCRATCH_SIZE);
-
-  /** Parsed headers with more than this many lines are not remembered. */
-  private static final int REMEMBERED = 32;
 
   private static final byte[] HTTP_1_1_200_OK =
       "HTTP/1.1 200 OK\r\n".getBytes(StandardCharsets.US_ASCII);
@@ -64,27 +59,10 @@ final class HeadWriter {
   /** Where the line goes in {@link #pendingBuf} (a trailer buffer never matches both). */
   private int pendingIndex;
 
-  /**
-   * The header lines last written from {@link ParsedHeaders}, in {@code lines[0, linesLength)} (-1:
-   * none), and the names and values they were written from, interleaved, in {@code linesOf[0, 2 *
-   * linesCount)}. The bytes of a line follow from its name and value objects alone, so headers
-   * holding the very same objects in the same order are written as these bytes again: on a
-   * keep-alive connection nearly every head repeats the previous one, and the parse hands out the
-   * same objects for repeated bytes ({@link PlainHead}).
-   */
-  private CharSequence[] linesOf = new CharSequence[0];
-
-  private byte[] lines = new byte[0];
-  private int linesLength = -1;
-  private int linesCount;
-
   // The state of one writeHeaders call; the array is dropped when it returns.
   private byte[] a;
   private int pos;
   private ByteBuf out;
-
-  /** How many times {@link #flush} ran: lines written across one are not all in the array. */
-  private int flushes;
 
   /**
    * Appends {@code length} bytes of {@code from} at {@code index} to {@code to}, through the
@@ -132,11 +110,14 @@ final class HeadWriter {
         requestLine(request);
       }
       if (headers instanceof ParsedHeaders parsed) {
-        if (repeatsLines(parsed) && linesLength <= a.length - pos) {
-          System.arraycopy(lines, 0, a, pos, linesLength);
-          pos += linesLength;
-        } else {
-          writeParsed(parsed);
+        // By index: no iterator and no entry object per header.
+        for (int i = 0, n = parsed.size(); i < n; i++) {
+          CharSequence value = parsed.valueAt(i);
+          if (parsed.latin1At(i)) {
+            latin1Header(parsed.nameAt(i), (String) value);
+          } else {
+            header(parsed.nameAt(i), value);
+          }
         }
       } else {
         Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence();
@@ -150,61 +131,6 @@ final class HeadWriter {
       a = null;
       out = null;
     }
-  }
-
-  /** Whether {@code parsed} holds the names and values of the lines remembered, in their order. */
-  private boolean repeatsLines(ParsedHeaders parsed) {
-    int n = parsed.size();
-    if (linesLength < 0 || n != linesCount) {
-      return false;
-    }
-    CharSequence[] kept = linesOf;
-    for (int i = 0; i < n; i++) {
-      if (parsed.nameAt(i) != kept[2 * i] || parsed.valueAt(i) != kept[2 * i + 1]) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /** Writes one line per header, by index (no iterator, no entry object), and remembers them. */
-  private void writeParsed(ParsedHeaders parsed) {
-    int n = parsed.size();
-    int from = pos;
-    int flushesBefore = flushes;
-    for (int i = 0; i < n; i++) {
-      CharSequence value = parsed.valueAt(i);
-      if (parsed.latin1At(i)) {
-        latin1Header(parsed.nameAt(i), (String) value);
-      } else {
-        header(parsed.nameAt(i), value);
-      }
-    }
-    if (n > REMEMBERED || flushes != flushesBefore) {
-      linesLength = -1;
-      return;
-    }
-    CharSequence[] kept = linesOf;
-    if (kept.length < 2 * n) {
-      linesOf = kept = new CharSequence[2 * REMEMBERED];
-    }
-    for (int i = 0; i < 2 * n; i++) {
-      CharSequence c = (i & 1) == 0 ? parsed.nameAt(i >> 1) : parsed.valueAt(i >> 1);
-      if (!(c instanceof String || c instanceof AsciiString)) {
-        linesLength = -1; // a builder may say something else next time under the same identity
-        return;
-      }
-      if (kept[i] != c) {
-        kept[i] = c; // only where it differs: a store into this long-lived array costs a barrier
-      }
-    }
-    int length = pos - from;
-    if (lines.length < length) {
-      lines = new byte[Math.max(length, 2 * lines.length)];
-    }
-    System.arraycopy(a, from, lines, 0, length);
-    linesLength = length;
-    linesCount = n;
   }
 
   private void responseLine(HttpResponse response) {
@@ -369,7 +295,6 @@ final class HeadWriter {
 
   /** Moves what is buffered into the output. */
   private void flush() {
-    flushes++; // also when empty: every write that goes around the array comes right after one
     if (pos > 0) {
       out.writeBytes(a, 0, pos);
       pos = 0;

@@ -425,7 +425,7 @@ class Http1EncoderDifferentialTest {
 
   @Test
   void headsThatRepeatEachOthersHeadersEncodeAsNettyEncodesThem() {
-    // The writer sends the lines of headers holding the same objects as the last ones again.
+    // A keep-alive connection's heads: parsed headers sharing name and value objects.
     for (long seed = 0; seed < CASES / 8; seed++) {
       assertSame("repeated responses", Http1ResponseEncoder::new, HttpResponseEncoder::new,
           r -> repeatedHeads(r, true), seed, seed < 2 ? ByteBufAllocator.DEFAULT : UNTRACKED);
@@ -436,7 +436,7 @@ class Http1EncoderDifferentialTest {
 
   @Test
   void aValueChangedInPlaceBetweenTwoHeadsIsWrittenAsItIsNow() {
-    // Same objects, new content: only immutable names and values are written from memory.
+    // Same objects, new content: what is written is what the value says now.
     StringBuilder changing = new StringBuilder("one");
     AsciiString server = AsciiString.cached("Server");
     List<String> ours = new ArrayList<>();
