@@ -90,7 +90,7 @@ public class HeadEncodingBenchmark {
         .add(AsciiString.cached("Accept"), "*/*");
     requestHead = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/index.html", curl);
     if (encoder.equals("portage-parsed")) {
-      // The same heads as the relay has them: ParsedHeaders, whose lines the writer remembers.
+      // The same heads as the relay has them: ParsedHeaders, written by index.
       ByteBuf responseBytes = bytesOf(responseHead);
       ByteBuf requestBytes = bytesOf(requestHead);
       responseHead = new PlainHead().parseResponse(responseBytes);
