@@ -109,7 +109,10 @@ final class HeadWriter {
       } else if (message instanceof HttpRequest request) {
         requestLine(request);
       }
-      if (headers instanceof ParsedHeaders parsed) {
+      byte[] wire;
+      if (headers instanceof ParsedHeaders parsed && (wire = parsed.wireBytes()) != null) {
+        bytes(wire); // a repeated block passed on as parsed or only stripped: written before
+      } else if (headers instanceof ParsedHeaders parsed) {
         // By index: no iterator and no entry object per header.
         for (int i = 0, n = parsed.size(); i < n; i++) {
           CharSequence value = parsed.valueAt(i);
@@ -267,6 +270,20 @@ final class HeadWriter {
       }
     }
     pos = p + n;
+  }
+
+  /** Bytes already in the written form: copied as they are. */
+  private void bytes(byte[] b) {
+    int n = b.length;
+    if (n > a.length - pos) {
+      flush();
+      if (n > a.length) {
+        out.writeBytes(b);
+        return;
+      }
+    }
+    System.arraycopy(b, 0, a, pos, n);
+    pos += n;
   }
 
   private void space() {

@@ -56,7 +56,9 @@ public final class HopByHopHeaders {
   public static boolean strip(HttpHeaders headers, HttpProtocol outbound) {
     int present;
     int tokens = -1; // the Connection tokens when the parse recorded them
+    ParsedHeaders written = null; // parsed headers that may still equal their written form
     if (headers instanceof ParsedHeaders parsed && parsed.known()) {
+      written = parsed;
       present = parsed.hopByHop();
       tokens = parsed.connectionTokens();
     } else {
@@ -66,6 +68,7 @@ public final class HopByHopHeaders {
       // The common request (Host, User-Agent, Accept...): nothing removed.
       return false;
     }
+    byte form = written == null ? 0 : written.wireForm();
     boolean close = false;
     if ((present & CONNECTION_BIT) != 0 && tokens >= 0 && (tokens & ParsedHeaders.OTHER) == 0) {
       // Only close and keep-alive: nothing nominated beyond the fixed names removed below.
@@ -128,6 +131,9 @@ public final class HopByHopHeaders {
       for (AsciiString name : EXTENSIONS) {
         headers.remove(name);
       }
+    }
+    if (written != null && outbound == HttpProtocol.HTTP_1_1) {
+      written.stripped(form); // what HeaderWire's stripped form is made by
     }
     return close;
   }

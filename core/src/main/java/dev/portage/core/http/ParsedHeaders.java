@@ -40,7 +40,9 @@ import java.util.Set;
  * a handful of headers, so lookups scan the array. Every change that adds or alters one of the
  * tracked names marks the facts unknown (except a {@code set} of one plain digit Content-Length,
  * which keeps them exact), a removal keeps them exact, and then the callers look the headers up as
- * before. Confined to one thread at a time, as Netty's headers are.
+ * before. Headers parsed from a block that repeats carry its written form ({@link HeaderWire}) for
+ * as long as they equal it, whole or stripped; any other change drops it. Confined to one thread at
+ * a time, as Netty's headers are.
  */
 final class ParsedHeaders extends HttpHeaders {
 
@@ -95,6 +97,21 @@ final class ParsedHeaders extends HttpHeaders {
    */
   private long latin1;
 
+  /**
+   * The written form of the block these headers were parsed from, when {@link PlainHead} saw it
+   * repeat; null otherwise. {@link #wireForm} says which of its forms the headers still equal.
+   */
+  private HeaderWire wire;
+
+  /** {@link #WHOLE}, {@link #STRIPPED}, or 0 once any change made the headers differ from both. */
+  private byte wireForm;
+
+  /** {@link #wireForm}: the headers are as parsed. */
+  static final byte WHOLE = 1;
+
+  /** {@link #wireForm}: the headers are as parsed less the hop-by-hop ones (toward HTTP/1.1). */
+  static final byte STRIPPED = 2;
+
   /** Empty headers; their facts are known (there are none). */
   ParsedHeaders() {
     this(NONE, 0, 0, 0, -1, 0);
@@ -126,6 +143,36 @@ final class ParsedHeaders extends HttpHeaders {
   /** The {@link #latin1} bits of indexes below {@code i}. */
   static long below(int i) {
     return i >= 64 ? -1L : (1L << i) - 1;
+  }
+
+  // The written form.
+
+  /** Attaches the written form of the block these headers were just parsed from, unchanged. */
+  void wire(HeaderWire wire) {
+    this.wire = wire;
+    this.wireForm = WHOLE;
+  }
+
+  /** Which form of the parsed block the headers still equal ({@link #WHOLE}, {@link #STRIPPED}), or 0. */
+  byte wireForm() {
+    return wireForm;
+  }
+
+  /**
+   * After {@link HopByHopHeaders#strip} toward HTTP/1.1 on headers that were in {@code before}'s
+   * form: they now equal the stripped form (the strip is the one the form was made with).
+   */
+  void stripped(byte before) {
+    wireForm = before == 0 ? 0 : STRIPPED;
+  }
+
+  /** The header lines as {@link HeadWriter} would write them now, or null when not known. */
+  byte[] wireBytes() {
+    return switch (wireForm) {
+      case WHOLE -> wire.whole;
+      case STRIPPED -> wire.stripped;
+      default -> null;
+    };
   }
 
   // The framing facts.
@@ -300,6 +347,7 @@ final class ParsedHeaders extends HttpHeaders {
     }
     kv[at] = name;
     kv[at + 1] = value;
+    wireForm = 0;
     size++; // its latin1 bit is 0, as every bit at and above the old size was
   }
 
@@ -327,6 +375,7 @@ final class ParsedHeaders extends HttpHeaders {
       Arrays.fill(a, 2 * w, 2 * size, null);
       size = w;
       moves++;
+      wireForm = 0;
     }
   }
 
@@ -339,6 +388,7 @@ final class ParsedHeaders extends HttpHeaders {
     kv[2 * size] = null;
     kv[2 * size + 1] = null;
     moves++;
+    wireForm = 0;
   }
 
   /** Netty's value check, its failure named as Netty names it. */
@@ -787,6 +837,9 @@ final class ParsedHeaders extends HttpHeaders {
   @Override
   public HttpHeaders remove(CharSequence name) {
     Objects.requireNonNull(name, "name");
+    if (knownAbsent(name)) {
+      return this; // a relay's Connection removal after the strip took it: no scan
+    }
     removing(name);
     removeAll(name);
     return this;
@@ -797,6 +850,7 @@ final class ParsedHeaders extends HttpHeaders {
     Arrays.fill(kv, 0, 2 * size, null);
     size = 0;
     moves++;
+    wireForm = 0;
     facts = KNOWN;
     contentLength = -1;
     latin1 = 0;
@@ -909,6 +963,7 @@ final class ParsedHeaders extends HttpHeaders {
       if (current()) {
         changing(key);
         kv[2 * index + 1] = v;
+        wireForm = 0;
         if (index < 64) {
           latin1 &= ~(1L << index);
         }

@@ -105,6 +105,9 @@ final class PlainHead {
   private int blockTokens;
   private long blockContentLength;
 
+  /** The kept block's written form, made when it first repeats; null until then. */
+  private HeaderWire blockWire;
+
   /** The headers {@link #headers} built last. */
   private ParsedHeaders parsed;
   private String target;
@@ -264,6 +267,10 @@ final class PlainHead {
       // The same bytes the per-line parse accepted before: the same verdict and the same facts.
       contentLength = blockContentLength;
       parsed = newHeaders(blockCount, blockHopByHop, blockTokens, request);
+      if (blockWire == null) {
+        blockWire = HeaderWire.of(parsed);
+      }
+      parsed.wire(blockWire);
       return p + n;
     }
     blockLength = -1; // the parse below overwrites the pairs the kept block's names are in
@@ -380,6 +387,7 @@ final class PlainHead {
     blockHopByHop = hopByHop;
     blockTokens = tokens;
     blockContentLength = contentLength;
+    blockWire = null;
   }
 
   /**
