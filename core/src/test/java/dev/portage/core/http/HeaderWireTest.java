@@ -97,6 +97,13 @@ class HeaderWireTest {
     }
   }
 
+  /** The second parse of {@code head} on one parser: a repeated block. */
+  private static HttpMessage repeated(String head, boolean request) {
+    PlainHead parser = new PlainHead();
+    parse(parser, head, request);
+    return parse(parser, head, request);
+  }
+
   /** The message as one encoder writes it, as text. */
   private static String encode(ChannelHandler encoder, HttpMessage message) {
     EmbeddedChannel ch = new EmbeddedChannel(encoder);
@@ -153,9 +160,7 @@ class HeaderWireTest {
     for (String head : List.of(NGINX_RESPONSE, NOMINATING_RESPONSE, KUBELET_REQUEST, CLOSING_REQUEST)) {
       boolean request = !head.startsWith("HTTP/");
       for (Edit edit : EDITS) {
-        PlainHead parser = new PlainHead();
-        parse(parser, head, request);
-        HttpMessage m = parse(parser, head, request);
+        HttpMessage m = repeated(head, request);
         edit.apply().accept(m);
         String what = edit.name() + " on " + head.substring(0, head.indexOf('\r'));
         // Headers with nothing hop-by-hop are their own stripped form: a strip leaves them whole.
@@ -176,9 +181,7 @@ class HeaderWireTest {
 
   @Test
   void aStripThatRemovesNothingKeepsTheWholeFormWhichIsTheStrippedOne() {
-    PlainHead parser = new PlainHead();
-    parse(parser, KUBELET_REQUEST, true);
-    HttpMessage m = parse(parser, KUBELET_REQUEST, true);
+    HttpMessage m = repeated(KUBELET_REQUEST, true);
     HopByHopHeaders.strip(m.headers(), HttpProtocol.HTTP_1_1);
     assertThat(form(m)).isEqualTo(ParsedHeaders.WHOLE);
     assertThat(ours(m)).isEqualTo(KUBELET_REQUEST).isEqualTo(netty(m));
@@ -201,9 +204,7 @@ class HeaderWireTest {
 
   @Test
   void theStrippedFormLeavesOutEveryHopByHopHeaderAndWhatConnectionNames() {
-    PlainHead parser = new PlainHead();
-    parse(parser, NOMINATING_RESPONSE, false);
-    HttpMessage m = parse(parser, NOMINATING_RESPONSE, false);
+    HttpMessage m = repeated(NOMINATING_RESPONSE, false);
     HopByHopHeaders.strip(m.headers(), HttpProtocol.HTTP_1_1);
     assertThat(form(m)).isEqualTo(ParsedHeaders.STRIPPED);
     byte[] wire = ((ParsedHeaders) m.headers()).wireBytes();
@@ -216,9 +217,7 @@ class HeaderWireTest {
     // Past HeadWriter's scratch array the form goes to the buffer in a write of its own.
     String big = "x".repeat(HeadWriter.SCRATCH_SIZE + 10);
     String head = "HTTP/1.1 200 OK\r\nX-Big: " + big + "\r\nContent-Length: 0\r\n\r\n";
-    PlainHead parser = new PlainHead();
-    parse(parser, head, false);
-    HttpMessage m = parse(parser, head, false);
+    HttpMessage m = repeated(head, false);
     assertThat(form(m)).isEqualTo(ParsedHeaders.WHOLE);
     assertThat(ours(m)).isEqualTo(head).isEqualTo(netty(m));
   }
