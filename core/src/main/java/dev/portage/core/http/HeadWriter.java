@@ -109,19 +109,8 @@ final class HeadWriter {
       } else if (message instanceof HttpRequest request) {
         requestLine(request);
       }
-      byte[] wire;
-      if (headers instanceof ParsedHeaders parsed && (wire = parsed.wireBytes()) != null) {
-        bytes(wire); // a repeated block passed on as parsed or only stripped: written before
-      } else if (headers instanceof ParsedHeaders parsed) {
-        // By index: no iterator and no entry object per header.
-        for (int i = 0, n = parsed.size(); i < n; i++) {
-          CharSequence value = parsed.valueAt(i);
-          if (parsed.latin1At(i)) {
-            latin1Header(parsed.nameAt(i), (String) value);
-          } else {
-            header(parsed.nameAt(i), value);
-          }
-        }
+      if (headers instanceof ParsedHeaders parsed) {
+        parsedLines(parsed);
       } else {
         Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence();
         while (it.hasNext()) {
@@ -133,6 +122,26 @@ final class HeadWriter {
     } finally {
       a = null;
       out = null;
+    }
+  }
+
+  /**
+   * The lines of headers a parse built: their written form when they still equal it (a repeated
+   * block passed on as parsed or only stripped), else by index (no iterator, no entry object).
+   */
+  private void parsedLines(ParsedHeaders parsed) {
+    byte[] wire = parsed.wireBytes();
+    if (wire != null) {
+      bytes(wire);
+      return;
+    }
+    for (int i = 0, n = parsed.size(); i < n; i++) {
+      CharSequence value = parsed.valueAt(i);
+      if (parsed.latin1At(i)) {
+        latin1Header(parsed.nameAt(i), (String) value);
+      } else {
+        header(parsed.nameAt(i), value);
+      }
     }
   }
 
