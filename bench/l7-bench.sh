@@ -11,7 +11,9 @@
 #   bench/l7-bench.sh            # DURATION=10 (seconds per measured run), WARMUP=10 (seconds of wrk
 #                                # on the same proxy before each measured run), THREADS=2,
 #                                # CONNS_LIST="50 200", PATHS="sidecar hub",
-#                                # PROXIES="nginx haproxy nginx-1w portage" (order of the runs),
+#                                # PROXIES="nginx haproxy nginx-1w portage" (order of the runs;
+#                                # "direct" adds wrk straight to the origin, no proxy: the latency
+#                                # the host itself gives two wrk threads and the origin's workers),
 #                                # ROUNDS=1 (measured runs per proxy, path and concurrency; the
 #                                # proxies take turns, the order reversed every other round, and the
 #                                # tables give medians, each ratio the median of its rounds' ratios
@@ -44,6 +46,11 @@ PATHS=${PATHS:-sidecar hub}
 PROXIES=${PROXIES:-nginx haproxy nginx-1w portage}
 PORTAGE_WARMUP=${PORTAGE_WARMUP:-20}
 ROUNDS=${ROUNDS:-1}
+for p in $PROXIES; do
+  case $p in nginx | haproxy | nginx-1w | portage | direct) ;;
+    *) echo "unknown proxy in PROXIES: $p (nginx, haproxy, nginx-1w, portage or direct)" >&2; exit 2 ;;
+  esac
+done
 BASE=${BASE_PORT:-27500}
 [[ -n ${CSV_DIR:-} ]] && mkdir -p "$CSV_DIR" # now, so a path it cannot make fails before the runs
 tmp=$(mktemp -d /tmp/portage-l7-bench.XXXXXX)
@@ -187,15 +194,16 @@ proxy_port() { # proxy_port PROXY PATH
   case $1 in
     nginx) echo "$P_NG" ;; nginx-1w) echo "$P_NG1" ;; haproxy) echo "$P_HA" ;;
     portage) [[ $2 == sidecar ]] && echo "$P_SC" || echo "$P_HUB" ;;
+    direct) echo "$P_ORIGIN" ;;
   esac
 }
-proxy_pid() { [[ $1 == portage ]] && echo "${PID[$2]}" || echo "${PID[$1]}"; }
+proxy_pid() { [[ $1 == portage ]] && echo "${PID[$2]}" || echo "${PID[$1]:-}"; }
 
 # family PID -> PID and its children (nginx's workers)
 family() { echo "$1" $(pgrep -P "$1" || true); }
 
 # cputicks PID -> user+system clock ticks of PID and its children
-cputicks() { local u s; read -r u s < <(cpusplit "$1"); echo $((u + s)); }
+cputicks() { local u s; read -r u s < <(cpusplit "$1"); echo $((u + s)); } # no PID: 0
 HZ=$(getconf CLK_TCK)
 # outsegs -> TCP segments sent by the whole host so far (/proc/net/snmp Tcp OutSegs; for PERF_STAT:
 # every process of a run talks over loopback, so the delta over a run is its packets)
@@ -206,6 +214,7 @@ outsegs() {
 # cpusplit PID -> "user system" clock ticks of PID and its children
 cpusplit() {
   local u=0 s=0 p
+  [[ -n $1 ]] || { echo "0 0"; return; } # "direct": no proxy process
   for p in $(family "$1"); do
     read -r pu ps < <(awk '{print $14, $15}' "/proc/$p/stat" 2>/dev/null || echo 0 0)
     u=$((u + pu)); s=$((s + ps))
@@ -251,7 +260,8 @@ measure() {
   wrk "${args[@]}" -d"${WARMUP}s" "$url" >/dev/null 2>&1 || true
   local p0 o0 p1 o1 t0 t1 perf_pid seg0 w0
   p0=$(cputicks "$pid"); o0=$(cputicks "${PID[origin]}"); t0=$(date +%s.%N)
-  if [[ -n ${PERF_STAT:-} ]]; then
+  local perf=${PERF_STAT:-}; [[ -n $pid ]] || perf= # "direct": no proxy to count
+  if [[ -n $perf ]]; then
     local all; all=$(family "$pid" | tr ' ' ,)
     read -r u0 s0 < <(cpusplit "$pid"); seg0=$(outsegs); read -r v0 n0 < <(switches "$pid"); w0=$(workerticks "${PID[origin]}")
     perf stat -e raw_syscalls:sys_enter,context-switches,cpu-migrations,page-faults -p "$all" -o "$tmp/perf-$proxy-$path-$conns.txt" \
@@ -261,7 +271,7 @@ measure() {
   # wrk in a subshell whose `times` reports the CPU of its child (wrk) on the last line
   out=$( (wrk "${args[@]}" -d"${DURATION}s" "$url"; times) )
   t1=$(date +%s.%N); p1=$(cputicks "$pid"); o1=$(cputicks "${PID[origin]}")
-  [[ -n ${PERF_STAT:-} ]] && wait "$perf_pid" && echo "$proxy $path $conns $(grep -o '[0-9,]* *\(raw_syscalls:sys_enter\|context-switches\|cpu-migrations\|page-faults\)' "$tmp/perf-$proxy-$path-$conns.txt" | tr -d , | awk '{printf "%s=%s ", $2, $1}') requests=$(grep -o '[0-9]* requests in' <<<"$out" | cut -d' ' -f1) $(read -r u1 s1 < <(cpusplit "$pid"); echo "user_ticks=$((u1 - u0)) system_ticks=$((s1 - s0))") $(read -r v1 n1 < <(switches "$pid"); echo "voluntary_switches=$((v1 - v0)) involuntary_switches=$((n1 - n0))") tcp_segments=$(($(outsegs) - seg0)) origin_busiest=$(busiest "$w0" "$(workerticks "${PID[origin]}")")" >>"$tmp/perf.txt"
+  [[ -n $perf ]] && wait "$perf_pid" && echo "$proxy $path $conns $(grep -o '[0-9,]* *\(raw_syscalls:sys_enter\|context-switches\|cpu-migrations\|page-faults\)' "$tmp/perf-$proxy-$path-$conns.txt" | tr -d , | awk '{printf "%s=%s ", $2, $1}') requests=$(grep -o '[0-9]* requests in' <<<"$out" | cut -d' ' -f1) $(read -r u1 s1 < <(cpusplit "$pid"); echo "user_ticks=$((u1 - u0)) system_ticks=$((s1 - s0))") $(read -r v1 n1 < <(switches "$pid"); echo "voluntary_switches=$((v1 - v0)) involuntary_switches=$((n1 - n0))") tcp_segments=$(($(outsegs) - seg0)) origin_busiest=$(busiest "$w0" "$(workerticks "${PID[origin]}")")" >>"$tmp/perf.txt"
   printf '## %s %s -c%s\n%s\n' "$proxy" "$path" "$conns" "$out" >>"$tmp/wrk.log"
   if grep -q "Non-2xx\|Socket errors" <<<"$out"; then echo "errors on $proxy $path -c$conns: $(grep 'Non-2xx\|Socket errors' <<<"$out")" >&2; fi
   python3 - "$out" "$proxy" "$path" "$conns" "$((p1 - p0))" "$((o1 - o0))" "$HZ" "$t0" "$t1" "$round" >>"$tmp/results" <<'PY'
@@ -342,7 +352,7 @@ def per_req(path, r):
     t0, t1, n = float(r[8]), float(r[9]), int(r[10])
     return "%.0f" % ((allocated(by, t1) - allocated(by, t0)) / n)
 names = {"nginx": "nginx (auto: 2 workers)", "haproxy": "HAProxy (defaults)", "nginx-1w": "nginx, 1 worker (tuned)",
-         "portage": None}
+         "portage": None, "direct": "no proxy (wrk to the origin)"}
 def display(path, proxy):  # the row name of a proxy on a path
     return names[proxy] or ("Portage sidecar" if path == "sidecar" else "Portage hub")
 def median(xs):
@@ -375,6 +385,8 @@ for (path, conns, proxy), rs in groups.items():
     p99 = median([float(r[4]) for r in rs])
     summary.append([path, conns, proxy, "%.0f" % rps, "%.3f" % p99])
     cpu = " / ".join("%.2f" % median([float(r[c]) * 1e5 / int(r[10]) for r in rs]) for c in (5, 6, 7))
+    if proxy == "direct":
+        cpu = "– / " + cpu.split(" / ", 1)[1]
     al = ""
     if proxy == "portage":
         per = [per_req(path, r) for r in rs]
@@ -400,8 +412,9 @@ print("uptime after: " + after)
 if csv_dir:
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     load = "load %s -> %s" % (before.split("average:")[1].split(",")[0].strip(), after.split("average:")[1].split(",")[0].strip())
-    order = ["portage", "nginx", "haproxy", "nginx-1w"]
-    heads = {"portage": "Portage", "nginx": "nginx (2 workers)", "haproxy": "HAProxy", "nginx-1w": "nginx 1 worker"}
+    order = ["portage", "nginx", "haproxy", "nginx-1w", "direct"]
+    heads = {"portage": "Portage", "nginx": "nginx (2 workers)", "haproxy": "HAProxy", "nginx-1w": "nginx 1 worker",
+             "direct": "no proxy"}
     rows = summary
     present = [p for p in order if any(r[2] == p for r in rows)]
     for metric, col, title, y, goal in (
