@@ -1,6 +1,10 @@
 package dev.portage.bench.plot;
 
 import java.awt.Color;
+import java.awt.Font;
+import java.awt.FontMetrics;
+import java.awt.Graphics2D;
+import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,6 +26,12 @@ import org.knowm.xchart.style.Styler;
 public final class PlotResults {
   private static final int WIDTH = 1000;
   private static final int HEIGHT = 480;
+
+  /** The legend's box, marker and paddings around its longest series name, in pixels. */
+  private static final int LEGEND_FRAME = 70;
+
+  /** The y axis's title, tick labels and the chart's paddings left of the plot area, in pixels. */
+  private static final int Y_AXIS_ALLOWANCE = 110;
 
   /** Series colours, in header order: Portage first in every CSV, so it is always the same blue. */
   private static final Color[] PALETTE = {
@@ -73,13 +83,16 @@ public final class PlotResults {
   }
 
   static CategoryChart chart(ResultTable t) {
-    CategoryChart chart = new CategoryChartBuilder()
-        .width(WIDTH)
-        .height(HEIGHT)
-        .title(t.title())
-        .yAxisTitle(t.yAxis())
-        .xAxisTitle(t.meta().getOrDefault("note", ""))
-        .build();
+    String note = t.meta().getOrDefault("note", "");
+    CategoryChart chart = sized(t, note, WIDTH);
+    // The note is drawn centred under the plot area, which the legend and the y axis narrow; a note
+    // wider than that area would be cut at both ends, so the image grows to fit it instead.
+    CategoryStyler defaults = chart.getStyler();
+    int needed = width(note, defaults.getAxisTitleFont())
+        + widest(t.series().keySet(), defaults.getLegendFont()) + LEGEND_FRAME + Y_AXIS_ALLOWANCE;
+    if (needed > WIDTH) {
+      chart = sized(t, note, needed);
+    }
     CategoryStyler styler = chart.getStyler();
     styler.setChartBackgroundColor(Color.WHITE);
     styler.setLegendPosition(Styler.LegendPosition.OutsideE);
@@ -94,5 +107,35 @@ public final class PlotResults {
       chart.addSeries(s.getKey(), t.categories(), s.getValue());
     }
     return chart;
+  }
+
+  private static CategoryChart sized(ResultTable t, String note, int width) {
+    return new CategoryChartBuilder()
+        .width(width)
+        .height(HEIGHT)
+        .title(t.title())
+        .yAxisTitle(t.yAxis())
+        .xAxisTitle(note)
+        .build();
+  }
+
+  /** How wide {@code text} is drawn in {@code font}, in pixels. */
+  static int width(String text, Font font) {
+    BufferedImage scratch = new BufferedImage(1, 1, BufferedImage.TYPE_INT_RGB);
+    Graphics2D g = scratch.createGraphics();
+    try {
+      FontMetrics metrics = g.getFontMetrics(font);
+      return metrics.stringWidth(text);
+    } finally {
+      g.dispose();
+    }
+  }
+
+  private static int widest(Iterable<String> texts, Font font) {
+    int widest = 0;
+    for (String text : texts) {
+      widest = Math.max(widest, width(text, font));
+    }
+    return widest;
   }
 }

@@ -54,6 +54,34 @@ class PlotResultsTest {
   }
 
   @Test
+  void aNoteWiderThanThePlotWidensTheImageInsteadOfBeingCut() throws IOException {
+    String note = "2026-11-30 00:38 UTC, load 3.33 -> 4.00; 10 s per run after warm-up, medians of 5 rounds;"
+        + " goal: Portage <= nginx at -c50, <= 1.2x at -c200";
+    Path results = Files.createDirectories(tmp.resolve("results"));
+    Files.writeString(results.resolve("long.csv"), TUNNEL.replace("load average 9.7", note));
+
+    PlotResults.plotAll(results, tmp.resolve("img"));
+
+    BufferedImage png = ImageIO.read(tmp.resolve("img/long.png").toFile());
+    assertThat(png.getWidth()).isGreaterThan(1000);
+    // the note is the dark text along the bottom edge: it starts and ends inside the image
+    int left = png.getWidth();
+    int right = -1;
+    for (int y = png.getHeight() - 30; y < png.getHeight(); y++) {
+      for (int x = 0; x < png.getWidth(); x++) {
+        int rgb = png.getRGB(x, y);
+        if (((rgb >> 16) & 0xff) + ((rgb >> 8) & 0xff) + (rgb & 0xff) < 3 * 100) {
+          left = Math.min(left, x);
+          right = Math.max(right, x);
+        }
+      }
+    }
+    assertThat(right).as("note drawn").isPositive();
+    assertThat(left).isGreaterThan(20);
+    assertThat(right).isLessThan(png.getWidth() - 20);
+  }
+
+  @Test
   void aBadCsvFailsWithFileAndLineAndWritesNoImage() throws IOException {
     Path results = Files.createDirectories(tmp.resolve("results"));
     Files.writeString(results.resolve("a-good.csv"), TUNNEL);
