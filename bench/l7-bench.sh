@@ -384,9 +384,8 @@ for (path, conns, proxy), rs in groups.items():
     rps = median([float(r[3]) for r in rs])
     p99 = median([float(r[4]) for r in rs])
     summary.append([path, conns, proxy, "%.0f" % rps, "%.3f" % p99])
-    cpu = " / ".join("%.2f" % median([float(r[c]) * 1e5 / int(r[10]) for r in rs]) for c in (5, 6, 7))
-    if proxy == "direct":
-        cpu = "– / " + cpu.split(" / ", 1)[1]
+    cpu = " / ".join("–" if c == 5 and proxy == "direct" else  # no proxy process to count
+                     "%.2f" % median([float(r[c]) * 1e5 / int(r[10]) for r in rs]) for c in (5, 6, 7))
     al = ""
     if proxy == "portage":
         per = [per_req(path, r) for r in rs]

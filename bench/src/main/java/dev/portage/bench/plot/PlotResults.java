@@ -1,7 +1,6 @@
 package dev.portage.bench.plot;
 
 import java.awt.Color;
-import java.awt.Font;
 import java.awt.FontMetrics;
 import java.awt.Graphics2D;
 import java.awt.image.BufferedImage;
@@ -84,15 +83,13 @@ public final class PlotResults {
 
   static CategoryChart chart(ResultTable t) {
     String note = t.meta().getOrDefault("note", "");
-    CategoryChart chart = sized(t, note, WIDTH);
-    // The note is drawn centred under the plot area, which the legend and the y axis narrow; a note
-    // wider than that area would be cut at both ends, so the image grows to fit it instead.
-    CategoryStyler defaults = chart.getStyler();
-    int needed = width(note, defaults.getAxisTitleFont())
-        + widest(t.series().keySet(), defaults.getLegendFont()) + LEGEND_FRAME + Y_AXIS_ALLOWANCE;
-    if (needed > WIDTH) {
-      chart = sized(t, note, needed);
-    }
+    CategoryChart chart = new CategoryChartBuilder()
+        .width(Math.max(WIDTH, widthFor(note, t.series().keySet())))
+        .height(HEIGHT)
+        .title(t.title())
+        .yAxisTitle(t.yAxis())
+        .xAxisTitle(note)
+        .build();
     CategoryStyler styler = chart.getStyler();
     styler.setChartBackgroundColor(Color.WHITE);
     styler.setLegendPosition(Styler.LegendPosition.OutsideE);
@@ -109,33 +106,23 @@ public final class PlotResults {
     return chart;
   }
 
-  private static CategoryChart sized(ResultTable t, String note, int width) {
-    return new CategoryChartBuilder()
-        .width(width)
-        .height(HEIGHT)
-        .title(t.title())
-        .yAxisTitle(t.yAxis())
-        .xAxisTitle(note)
-        .build();
-  }
-
-  /** How wide {@code text} is drawn in {@code font}, in pixels. */
-  static int width(String text, Font font) {
-    BufferedImage scratch = new BufferedImage(1, 1, BufferedImage.TYPE_INT_RGB);
-    Graphics2D g = scratch.createGraphics();
+  /**
+   * The image width at which {@code note}, drawn centred under the plot area (which the legend and
+   * the y axis narrow), is not cut at both ends; measured with the default styler's fonts.
+   */
+  private static int widthFor(String note, Iterable<String> seriesNames) {
+    CategoryStyler defaults = new CategoryStyler();
+    Graphics2D g = new BufferedImage(1, 1, BufferedImage.TYPE_INT_RGB).createGraphics();
     try {
-      FontMetrics metrics = g.getFontMetrics(font);
-      return metrics.stringWidth(text);
+      FontMetrics legend = g.getFontMetrics(defaults.getLegendFont());
+      int widestName = 0;
+      for (String name : seriesNames) {
+        widestName = Math.max(widestName, legend.stringWidth(name));
+      }
+      return g.getFontMetrics(defaults.getAxisTitleFont()).stringWidth(note)
+          + widestName + LEGEND_FRAME + Y_AXIS_ALLOWANCE;
     } finally {
       g.dispose();
     }
-  }
-
-  private static int widest(Iterable<String> texts, Font font) {
-    int widest = 0;
-    for (String text : texts) {
-      widest = Math.max(widest, width(text, font));
-    }
-    return widest;
   }
 }
